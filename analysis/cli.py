@@ -1,0 +1,179 @@
+"""
+`timekit`: the kit's command line.
+
+  timekit demo                  set up, run every experiment's quick preset, tables, one report
+  timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
+  timekit report SWEEP...       the analysis report of finished sweeps
+  timekit tasks EXPERIMENT N    write N repetition tasks per input (what plain benchexec runs)
+  timekit env                   the machine's noise sources, as recorded with every sweep
+
+Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
+"""
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+from analysis import environment, experiments, pipeline, runner, system
+from analysis.tasks import TaskError, write_repetitions
+
+EXIT_ERROR = 2
+
+
+def parse_loads(text):
+    """'0-6' or '0,2,4' (or a mix) -> sorted distinct load levels."""
+    levels = set()
+    try:
+        for part in text.split(","):
+            low, _, high = part.partition("-")
+            low, high = int(low), int(high or low)
+            if low < 0 or high < low:
+                raise ValueError
+            levels.update(range(low, high + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of load levels like 0-6 or 0,2,4")
+    if max(levels) > 256:
+        raise argparse.ArgumentTypeError(f"{max(levels)} background processes is beyond any sane sweep (max 256)")
+    return tuple(sorted(levels))
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return value
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="timekit",
+        description="Measure time you can trust: BenchExec experiments, statistics and reports.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = commands.add_parser("demo", help="set up, run the quick presets, write tables and one report")
+    demo.add_argument("--output", type=Path, help="directory for results and report (default: results/demo-DATE)")
+
+    run = commands.add_parser(
+        "run", help="run one experiment's sweep under benchexec",
+        description="Run an experiment: for every rerun and load level, start that many background "
+        "busy processes (outside BenchExec's cgroups), run benchexec on the experiment's benchmark "
+        "definition with a distinct --name, stop the load. Writes sweep.json (conditions, "
+        "environment, result files) next to BenchExec's results, then tables and the report.",
+    )
+    run.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
+    run.add_argument("--preset", default="quick", help="quick (demo-sized) or thesis (the source's full design); default quick")
+    run.add_argument("--loads", type=parse_loads, help="background processes per level, e.g. 0-6 or 0,2,4 (overrides the preset)")
+    run.add_argument("--reps", type=positive_int, help="runs per task and timing API in one invocation (overrides the preset)")
+    run.add_argument("--reruns", type=positive_int, help="benchexec invocations per load level (overrides the preset)")
+    run.add_argument("--output", type=Path, help="sweep directory (default: results/EXPERIMENT/DATE)")
+    run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
+    run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
+
+    report = commands.add_parser("report", help="write the analysis report of finished sweeps")
+    report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
+    report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
+
+    tasks = commands.add_parser("tasks", help="write N repetition task files per input")
+    tasks.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
+    tasks.add_argument("reps", type=positive_int)
+
+    commands.add_parser("env", help="show the machine's noise sources")
+    return parser
+
+
+def _stamp():
+    return datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+
+
+def _preset(experiment, args):
+    if args.preset not in experiment.presets:
+        raise runner.SweepError(f"unknown preset '{args.preset}'; {experiment.name} has: {', '.join(experiment.presets)}")
+    preset = experiment.presets[args.preset]
+    return experiments.Preset(
+        reps=args.reps or preset.reps,
+        loads=args.loads or preset.loads,
+        reruns=args.reruns or preset.reruns,
+        tasksets=preset.tasksets,
+    )
+
+
+def _latest_sweep(experiment):
+    candidates = sorted(p.parent for p in (experiments.REPO / "results" / experiment.name).glob("*/" + runner.MANIFEST))
+    if not candidates:
+        raise runner.SweepError(f"no sweep of {experiment.name} to resume under results/{experiment.name}/; give --output")
+    return candidates[-1]
+
+
+def cmd_run(args):
+    experiment = experiments.EXPERIMENTS[args.experiment]
+    system.ensure_packages()
+    if args.resume:
+        outdir = args.output or _latest_sweep(experiment)
+    else:
+        outdir = args.output or experiments.REPO / "results" / experiment.name / _stamp()
+    sweep = runner.run_sweep(experiment, args.preset, _preset(experiment, args), outdir,
+                             resume=args.resume, container=not args.no_container)
+    paths = pipeline.tables_and_report([outdir], outdir / "report")
+    print(f"report: {paths['html']}")
+    return 0
+
+
+def cmd_report(args):
+    outdir = args.output or args.sweeps[0] / "report"
+    paths = pipeline.tables_and_report(args.sweeps, outdir)
+    print(f"report: {paths['html']}")
+    return 0
+
+
+def cmd_demo(args):
+    outdir = args.output or experiments.REPO / "results" / f"demo-{_stamp()}"
+    system.ensure_packages()
+    sweeps = []
+    for experiment in experiments.EXPERIMENTS.values():
+        sweep_dir = outdir / experiment.name
+        runner.run_sweep(experiment, "quick", experiment.presets["quick"], sweep_dir)
+        sweeps.append(sweep_dir)
+    paths = pipeline.tables_and_report(sweeps, outdir / "report")
+    print(f"report: {paths['html']}")
+    return 0
+
+
+def cmd_tasks(args):
+    experiment = experiments.EXPERIMENTS[args.experiment]
+    written = write_repetitions(experiment.inputs, args.reps, experiment.task_dir)
+    print(f"wrote {len(written)} task files to {experiment.task_dir}")
+    return 0
+
+
+def cmd_env(args):
+    for probe in environment.check():
+        print(f"{probe.name:20} {probe.value:30} {probe.verdict:8} {probe.why}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "tasks": cmd_tasks, "env": cmd_env}
+USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except USER_ERRORS as e:
+        if args.debug:
+            raise
+        print(f"timekit: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except (KeyboardInterrupt, runner.Interrupted):
+        print("timekit: interrupted; finished runs are kept, continue with: timekit run EXPERIMENT --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

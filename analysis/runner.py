@@ -1,0 +1,290 @@
+"""
+The experiment runner: conditions BenchExec cannot express, around plain benchexec invocations.
+
+A sweep is a list of steps, one benchexec invocation each (a background-load level and a rerun).
+For each step the runner starts K busy processes outside BenchExec's cgroups, runs benchexec
+with a distinct `--name`, and stops the load again. The sweep's manifest (`sweep.json`) is
+rewritten after every step, so an interrupted sweep keeps every finished step and
+`--resume` continues from the first unfinished one. On any exit (Ctrl+C, SIGTERM, an error,
+benchexec failing) every process the runner started is killed.
+"""
+
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from analysis import environment
+from analysis.experiments import REPO
+from analysis.tasks import write_repetitions
+
+BUSY_PROGRAM = REPO / "programs" / "bin" / "busy"
+MANIFEST = "sweep.json"
+# a finished run in benchexec's console output: "HH:MM:SS   task   status   cpu   wall"
+RUN_LINE = re.compile(r"^\d\d:\d\d:\d\d\s+\S")
+
+
+class SweepError(Exception):
+    """A sweep cannot start or continue (one line for the user)."""
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived; raised so that every cleanup handler runs."""
+
+
+@dataclass
+class Step:
+    load: int
+    rerun: int
+    name: str
+    status: str = "pending"  # pending, done, failed
+    result_files: list = field(default_factory=list)
+    started: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Sweep:
+    experiment: str
+    preset: str
+    reps: int
+    loads: list
+    reruns: int
+    tasksets: list
+    container: bool
+    created: str
+    steps: list
+    rundefinitions: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)  # run definition -> why it is not run
+    environment: dict = field(default_factory=dict)
+    build: str = ""
+
+    @classmethod
+    def plan(cls, experiment, preset_name, preset, container):
+        steps = [
+            Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}")
+            for rerun in range(1, preset.reruns + 1)  # reruns outermost: drift spreads over loads
+            for load in preset.loads
+        ]
+        rundefinitions, skipped = experiment.available_rundefinitions()
+        if not rundefinitions:
+            raise SweepError(f"{experiment.name}: no run definition can run here ({'; '.join(skipped.values())})")
+        return cls(
+            rundefinitions=list(rundefinitions),
+            skipped=skipped,
+            experiment=experiment.name,
+            preset=preset_name,
+            reps=preset.reps,
+            loads=list(preset.loads),
+            reruns=preset.reruns,
+            tasksets=list(preset.tasksets),
+            container=container,
+            created=_now(),
+            steps=steps,
+        )
+
+    def save(self, directory):
+        path = Path(directory) / MANIFEST
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        os.replace(tmp, path)  # atomic: an interrupt never leaves half a manifest
+
+    @classmethod
+    def load(cls, directory):
+        path = Path(directory) / MANIFEST
+        try:
+            data = json.loads(path.read_text())
+            data["steps"] = [Step(**s) for s in data["steps"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise SweepError(f"{path}: not a readable sweep manifest ({e}); start a new sweep without --resume")
+
+
+class BackgroundLoad:
+    """K busy processes, each in its own session, killed (with their groups) on exit."""
+
+    def __init__(self, count):
+        self.count = count
+        self.processes = []
+
+    def __enter__(self):
+        if self.count and not BUSY_PROGRAM.exists():
+            raise SweepError(f"{BUSY_PROGRAM} is missing; build the programs first (make -C programs)")
+        for _ in range(self.count):
+            self.processes.append(
+                subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            )
+        return self
+
+    def __exit__(self, *exc):
+        for process in self.processes:
+            _kill_group(process)
+        self.processes = []
+        return False
+
+
+def _kill_group(process, grace=0.0):
+    """Kill a process started with start_new_session=True and everything in its group."""
+    if process.poll() is None and grace:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+class Progress:
+    """Runs done so far, and an ETA from the mean time per run of this sweep."""
+
+    def __init__(self, total_runs, out=sys.stderr):
+        self.total, self.done, self.start, self.out = total_runs, 0, time.monotonic(), out
+
+    def run_finished(self, label):
+        self.done += 1
+        if self.done % 10 == 0 or self.done == self.total:
+            elapsed = time.monotonic() - self.start
+            eta = elapsed / self.done * (self.total - self.done)
+            print(f"  {label}: {self.done}/{self.total} runs, elapsed {_clock(elapsed)}, "
+                  f"ETA {_clock(eta)}", file=self.out, flush=True)
+
+
+def _clock(seconds):
+    return str(datetime.timedelta(seconds=int(seconds)))
+
+
+def _now():
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def benchexec_command(experiment, sweep, step, outdir):
+    command = [
+        sys.executable, "-m", "benchexec.benchexec", str(experiment.benchmark),
+        "--name", step.name,
+        "--outputpath", str(outdir) + os.sep,
+        "--numOfThreads", "1",
+    ]
+    for taskset in sweep.tasksets:
+        command += ["--tasks", taskset]
+    if sweep.skipped:
+        for rundefinition in sweep.rundefinitions:
+            command += ["--rundefinition", rundefinition]
+    if not sweep.container:
+        command.append("--no-container")
+    return command
+
+
+def run_step(experiment, sweep, step, outdir, progress):
+    """One benchexec invocation under `step.load` busy processes; returns its exit code."""
+    log_path = Path(outdir) / f"benchexec.{step.name}.log"
+    command = benchexec_command(experiment, sweep, step, outdir)
+    label = f"load {step.load}, rerun {step.rerun}"
+    with BackgroundLoad(step.load), open(log_path, "w") as log:
+        log.write(f"# {' '.join(command)}\n")
+        process = subprocess.Popen(command, cwd=REPO, start_new_session=True, text=True,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+        try:
+            for line in process.stdout:
+                log.write(line)
+                if RUN_LINE.match(line):
+                    progress.run_finished(label)
+            return process.wait()
+        finally:
+            # benchexec turns SIGTERM into killing its runs and writing what finished
+            _kill_group(process, grace=30)
+
+
+def result_files_of(outdir, experiment, sweep, step):
+    """Per run definition, its combined result file; benchexec writes only the per-task-set files
+    when --tasks selects a single task set, so fall back to those."""
+    prefix = f"{experiment.benchmark.stem}.{step.name}.????-??-??_??-??-??.results"
+    files = {}
+    for rundef in sweep.rundefinitions:
+        found = sorted(Path(outdir).glob(f"{prefix}.{rundef}.xml.bz2"))
+        if not found:
+            found = [f for ts in sweep.tasksets for f in sorted(Path(outdir).glob(f"{prefix}.{rundef}.{ts}.xml.bz2"))]
+        if found:
+            files[rundef] = [f.name for f in found]
+    return files
+
+
+def _set_aside_partial(outdir, experiment, step):
+    """Move the partial output of an unfinished step away, so a resumed sweep has no duplicates."""
+    partial = sorted(Path(outdir).glob(f"{experiment.benchmark.stem}.{step.name}.*"))
+    if partial:
+        target = Path(outdir) / "interrupted" / _now().replace(":", "-")
+        target.mkdir(parents=True, exist_ok=True)
+        for path in partial:
+            shutil.move(str(path), target / path.name)
+
+
+def prepare(experiment, reps):
+    """Build the programs and write exactly `reps` task files per input."""
+    build = subprocess.run(["make", "-s", "-C", str(REPO / "programs")], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    if build.returncode != 0:
+        last = (build.stdout.strip().splitlines() or ["make failed"])[-1]
+        raise SweepError(f"building programs/ failed: {last}; run 'make -C programs' to see why")
+    write_repetitions(experiment.inputs, reps, experiment.task_dir)
+    return (REPO / "programs" / "bin" / "BUILD").read_text().strip()
+
+
+def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):
+    """Run (or resume) a sweep into `outdir`; returns the Sweep with every step's result files."""
+    outdir = Path(outdir)
+    if resume:
+        sweep = Sweep.load(outdir)
+        if sweep.experiment != experiment.name:
+            raise SweepError(f"{outdir}: holds a sweep of '{sweep.experiment}', not '{experiment.name}'")
+    else:
+        if (outdir / MANIFEST).exists():
+            raise SweepError(f"{outdir}: already holds a sweep; use --resume or another --output")
+        outdir.mkdir(parents=True, exist_ok=True)
+        sweep = Sweep.plan(experiment, preset_name, preset, container)
+    sweep.build = prepare(experiment, sweep.reps)
+    sweep.environment = environment.snapshot()
+    sweep.save(outdir)
+
+    pending = [s for s in sweep.steps if s.status != "done"]
+    runs_per_step = experiment.runs_per_invocation(sweep.reps, sweep.tasksets, sweep.rundefinitions)
+    progress = Progress(runs_per_step * len(pending), out)
+    for rundefinition, why in sweep.skipped.items():
+        print(f"warning: skipping run definition {rundefinition}: {why}", file=out)
+    print(f"{experiment.name} ({sweep.preset}): {len(pending)} of {len(sweep.steps)} benchexec "
+          f"invocations to run, {runs_per_step} runs each; results in {outdir}", file=out, flush=True)
+
+    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for step in pending:
+            _set_aside_partial(outdir, experiment, step)
+            step.started, begin = _now(), time.monotonic()
+            code = run_step(experiment, sweep, step, outdir, progress)
+            step.seconds = round(time.monotonic() - begin, 3)
+            found = result_files_of(outdir, experiment, sweep, step)
+            step.result_files = [name for names in found.values() for name in names]
+            step.status = "done" if code == 0 and len(found) == len(sweep.rundefinitions) else "failed"
+            sweep.save(outdir)
+            if step.status == "failed":
+                raise SweepError(f"benchexec failed in step {step.name} (exit code {code}); "
+                                 f"see {outdir / ('benchexec.' + step.name + '.log')}")
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return sweep

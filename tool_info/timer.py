@@ -204,7 +204,9 @@ def wrap(inner_module):
                 if timer.program:
                     path = self._find(timer)
                     timers.append(f"{timer.program} {_program_version(path) if path else 'missing'}")
-            return f"{self.inner.version(executable)} [timers: {', '.join(timers)}]"
+            inner_version = self.inner.version(executable)
+            # BenchExec wants a version that starts with the tool's own number; without one, none
+            return f"{inner_version} [timers: {', '.join(timers)}]" if inner_version else ""
 
         def project_url(self):
             return self.inner.project_url()

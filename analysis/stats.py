@@ -1,0 +1,552 @@
+"""Statistics for timing samples: summaries, distribution tests, ratios, timer resolution and bias.
+
+Every test comes from scipy (``ttest_ind(equal_var=False)``, ``mannwhitneyu``, ``ks_2samp``,
+``anderson_ksamp``, ``bootstrap``, ``gaussian_kde``); written here by hand is only what scipy lacks:
+the Holm-Bonferroni step-down correction, the timer-grid detection, the paired bias verdict, the
+mode count on a KDE and the large-sample (delta-method) interval for a ratio of means.
+
+Every test result carries its test name, alpha, both sample sizes, raw and adjusted p and a note on
+how p was obtained, so a report can print it verbatim.
+
+Costs are bounded so that 100,000-value samples take well under a second per comparison:
+``summarize`` is a handful of numpy reductions; the Anderson-Darling permutation test uses at most
+``AD_RESAMPLES`` resamples on at most ``AD_MAX_POOLED`` values (a seeded random subsample beyond);
+``ratio_of_means`` bootstraps (BCa) up to ``BOOTSTRAP_MAX_N`` values per sample and uses the delta
+method beyond; ``modality`` fits its KDE on at most ``KDE_MAX_N`` evenly spaced order statistics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import numpy as np
+import scipy.stats
+
+__all__ = [
+    "Summary", "summarize",
+    "TestResult", "holm", "adjust", "two_sample_tests", "pairwise_tests", "ALL_TESTS",
+    "Ratio", "ratio_of_means",
+    "Resolution", "timer_resolution",
+    "Bias", "bias_against",
+    "Modality", "modality",
+]
+
+WELCH = "Welch t"
+MANN_WHITNEY = "Mann-Whitney U"
+KS = "two-sample KS"
+ANDERSON = "k-sample Anderson-Darling"
+ALL_TESTS = (WELCH, MANN_WHITNEY, KS, ANDERSON)
+
+AD_RESAMPLES = 1000        # permutation resamples for Anderson-Darling when scipy's p is capped
+AD_MAX_POOLED = 5000       # larger pooled samples are subsampled (seeded) for that permutation
+AD_P_FLOOR, AD_P_CAP = 0.001, 0.25   # scipy's interpolation range for the asymptotic p
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_MAX_N = 5000     # BCa needs a jackknife (O(n^2)); beyond this the delta method is used
+KDE_MAX_N = 5000           # modality() fits the KDE on at most this many order statistics
+GRID_SHARE = 0.99          # timer_resolution(): share of values that must lie on the grid
+
+
+def _clean(x) -> np.ndarray:
+    """1-D float array of the finite values of x."""
+    a = np.asarray(x, dtype=float).ravel()
+    return a[np.isfinite(a)]
+
+
+def _f(v) -> float:
+    """Plain Python float (JSON-friendly), NaN for None."""
+    return float("nan") if v is None else float(v)
+
+
+# --------------------------------------------------------------------------------------------
+# Summary
+
+@dataclass(frozen=True)
+class Summary:
+    """Descriptive statistics of one sample (NaN values ignored)."""
+
+    n: int
+    mean: float
+    sd: float            # ddof=1
+    cv: float            # sd / mean, as a fraction
+    median: float
+    mad: float           # scipy.stats.median_abs_deviation, unscaled
+    min: float
+    max: float
+    ci_low: float        # confidence interval of the mean, Student t
+    ci_high: float
+    confidence: float = 0.95
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def summarize(x, confidence: float = 0.95) -> Summary:
+    """Summary of the finite values of x; n=0 gives all NaN, n=1 gives NaN sd/cv/CI."""
+    a = _clean(x)
+    n = int(a.size)
+    nan = float("nan")
+    if n == 0:
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, confidence)
+    mean = float(np.mean(a))
+    median = float(np.median(a))
+    mad = float(scipy.stats.median_abs_deviation(a, scale=1.0))
+    lo, hi = float(np.min(a)), float(np.max(a))
+    if n == 1:
+        return Summary(1, mean, nan, nan, median, mad, lo, hi, nan, nan, confidence)
+    sd = float(np.std(a, ddof=1))
+    cv = sd / mean if mean != 0 else nan
+    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return Summary(n, mean, sd, cv, median, mad, lo, hi, mean - half, mean + half, confidence)
+
+
+# --------------------------------------------------------------------------------------------
+# Tests and multiple-comparison correction
+
+@dataclass(frozen=True)
+class TestResult:
+    """One two-sample test: which test, on what, with which alpha, n and p."""
+
+    __test__ = False  # not a pytest test class
+
+    test: str
+    label_a: str
+    label_b: str
+    n_a: int
+    n_b: int
+    statistic: float
+    p: float
+    p_adjusted: float    # after Holm over the family it was corrected in; = p until corrected
+    alpha: float
+    significant: bool    # p_adjusted < alpha (False when p is NaN)
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm-Bonferroni step-down adjusted p-values (monotone, capped at 1).
+
+    NaN entries stay NaN and do not count in the family size.
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = (m - np.arange(m)) * p[order]
+    out[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    return out
+
+
+def adjust(results: Sequence[TestResult]) -> List[TestResult]:
+    """Holm over `results` as one family; new objects with p_adjusted and significant set."""
+    adj = holm([r.p for r in results])
+    return [dataclasses.replace(r, p_adjusted=float(q), significant=bool(q < r.alpha))
+            for r, q in zip(results, adj)]
+
+
+def _result(test, la, lb, na, nb, stat, p, alpha, note="") -> TestResult:
+    p = _f(p)
+    return TestResult(test, str(la), str(lb), int(na), int(nb), _f(stat), p, p, float(alpha),
+                      bool(p < alpha), note)
+
+
+def _anderson(a, b, seed: int, resamples: int, max_pooled: int):
+    """k-sample Anderson-Darling (midrank) with a permutation p where scipy's p is capped."""
+    def ad(samples, method=None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the "p-value capped/floored" UserWarning
+            try:
+                return scipy.stats.anderson_ksamp(samples, variant="midrank", method=method)
+            except TypeError:  # scipy < 1.17 has no `variant`
+                return scipy.stats.anderson_ksamp(samples, midrank=True, method=method)
+
+    res = ad([a, b])
+    stat, p = float(res.statistic), float(res.pvalue)
+    if not (np.isfinite(stat) and np.isfinite(p)):
+        return stat, float("nan"), "not computed: scipy returned no finite statistic"
+    floored, capped = p <= AD_P_FLOOR, p >= AD_P_CAP
+    if not (floored or capped):
+        return stat, p, "Anderson-Darling p interpolated from scipy's table (midrank variant)"
+    pooled = a.size + b.size
+    if pooled > max_pooled and floored:
+        # A subsample would only lose power; the large-sample asymptotics behind scipy's value are
+        # sound, the floor is a table limit. Report the floor as an upper bound.
+        return stat, AD_P_FLOOR, (
+            f"Anderson-Darling p < {AD_P_FLOOR} (scipy's floor, reported as an upper bound; "
+            f"no permutation for n={pooled} > {max_pooled})")
+    sub_note = ""
+    sa, sb = a, b
+    if pooled > max_pooled:
+        rng = np.random.default_rng(seed)
+        ka = max(2, int(round(max_pooled * a.size / pooled)))
+        kb = max(2, max_pooled - ka)
+        sa = rng.choice(a, size=min(ka, a.size), replace=False)
+        sb = rng.choice(b, size=min(kb, b.size), replace=False)
+        sub_note = (f" on a seeded random subsample of {sa.size}+{sb.size} values "
+                    f"(n={pooled} > {max_pooled}); statistic from all values")
+    perm = ad([sa, sb], scipy.stats.PermutationMethod(n_resamples=resamples, random_state=seed))
+    why = "floored at 0.001" if floored else "capped at 0.25"
+    return stat, float(perm.pvalue), (
+        f"Anderson-Darling p from permutation ({resamples} resamples){sub_note}; "
+        f"scipy's asymptotic p was {why}")
+
+
+def two_sample_tests(a, b, label_a: str = "a", label_b: str = "b", alpha: float = 0.05,
+                     seed: int = 0, tests: Iterable[str] = ALL_TESTS, *,
+                     ad_resamples: int = AD_RESAMPLES,
+                     ad_max_pooled: int = AD_MAX_POOLED) -> List[TestResult]:
+    """Two-sided two-sample tests of a against b (NaN dropped), uncorrected (p_adjusted = p).
+
+    `tests` selects among ALL_TESTS (Welch t, Mann-Whitney U, two-sample KS, k-sample
+    Anderson-Darling), in that order.
+    """
+    x, y = _clean(a), _clean(b)
+    na, nb = x.size, y.size
+    wanted = list(tests)
+    unknown = [t for t in wanted if t not in ALL_TESTS]
+    if unknown:
+        raise ValueError(f"unknown test(s) {unknown}; known: {list(ALL_TESTS)}")
+    out = []
+    for test in ALL_TESTS:
+        if test not in wanted:
+            continue
+        args = (test, label_a, label_b, na, nb)
+        need = 2 if test in (WELCH, ANDERSON) else 1
+        if na < need or nb < need:
+            out.append(_result(*args, np.nan, np.nan, alpha,
+                               f"not computed: needs at least {need} value(s) per sample"))
+            continue
+        if test == WELCH:
+            if np.ptp(x) == 0 and np.ptp(y) == 0:
+                note = "not computed: both samples are constant (zero variance)"
+                out.append(_result(*args, np.nan, np.nan, alpha, note))
+                continue
+            r = scipy.stats.ttest_ind(x, y, equal_var=False)
+            out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided, unequal variances"))
+        elif test == MANN_WHITNEY:
+            r = scipy.stats.mannwhitneyu(x, y, alternative="two-sided")
+            out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided, U of sample a"))
+        elif test == KS:
+            r = scipy.stats.ks_2samp(x, y)
+            out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided"))
+        else:
+            if np.unique(np.concatenate([x, y])).size < 2:
+                out.append(_result(*args, np.nan, np.nan, alpha,
+                                   "not computed: all values are identical"))
+                continue
+            stat, p, note = _anderson(x, y, seed, ad_resamples, ad_max_pooled)
+            out.append(_result(*args, stat, p, alpha, note))
+    return out
+
+
+def pairwise_tests(groups: Dict[str, object], alpha: float = 0.05,
+                   tests: Iterable[str] = ALL_TESTS, seed: int = 0, **kwargs) -> List[TestResult]:
+    """All unordered pairs of groups (in dict order), Holm applied per test kind over all pairs."""
+    tests = tuple(tests)
+    raw: List[TestResult] = []
+    for la, lb in itertools.combinations(list(groups), 2):
+        raw.extend(two_sample_tests(groups[la], groups[lb], la, lb, alpha, seed, tests, **kwargs))
+    out: List[Optional[TestResult]] = [None] * len(raw)
+    for test in tests:
+        idx = [i for i, r in enumerate(raw) if r.test == test]
+        for i, r in zip(idx, adjust([raw[i] for i in idx])):
+            out[i] = dataclasses.replace(
+                r, note=(r.note + "; " if r.note else "") + f"Holm over {len(idx)} pairs")
+    return out  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------------------------
+# Ratio of means
+
+@dataclass(frozen=True)
+class Ratio:
+    """mean(b) / mean(a) with a confidence interval."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    method: str
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _ratio_stat(a, b, axis=-1):
+    return np.mean(b, axis=axis) / np.mean(a, axis=axis)
+
+
+def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
+                   n_resamples: int = BOOTSTRAP_RESAMPLES,
+                   max_n: int = BOOTSTRAP_MAX_N) -> Ratio:
+    """mean(b)/mean(a) with a CI from scipy.stats.bootstrap on the two independent samples.
+
+    BCa with `n_resamples` resamples; percentile when BCa fails (degenerate samples). Above
+    `max_n` values in either sample the bootstrap (its BCa jackknife is O(n^2)) is replaced by the
+    delta-method normal interval, which is accurate at such sizes; `method` says which was used.
+    """
+    x, y = _clean(a), _clean(b)
+    nan = float("nan")
+    if x.size < 2 or y.size < 2:
+        return Ratio(nan, nan, nan, confidence, "not computed: needs at least 2 values per sample")
+    ma, mb = float(np.mean(x)), float(np.mean(y))
+    if ma == 0:
+        return Ratio(nan, nan, nan, confidence, "not computed: mean of sample a is 0")
+    r = mb / ma
+    if max(x.size, y.size) > max_n:
+        # var(mb/ma) ~ (var_b/nb + r^2 var_a/na) / ma^2
+        se = math.sqrt(np.var(y, ddof=1) / y.size + r * r * np.var(x, ddof=1) / x.size) / abs(ma)
+        z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
+        return Ratio(r, r - z * se, r + z * se, confidence,
+                     f"delta method, normal approximation (n > {max_n}; bootstrap skipped)")
+
+    def boot(method):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.stats.DegenerateDataWarning)
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            res = scipy.stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
+                                        n_resamples=n_resamples, confidence_level=confidence,
+                                        method=method, random_state=seed)
+        ci = res.confidence_interval
+        return float(ci.low), float(ci.high)
+
+    try:
+        lo, hi = boot("BCa")
+        if np.isfinite(lo) and np.isfinite(hi):
+            return Ratio(r, lo, hi, confidence, f"bootstrap BCa, {n_resamples} resamples")
+        why = "non-finite BCa interval"
+    except (scipy.stats.DegenerateDataWarning, ValueError, FloatingPointError) as e:
+        why = f"BCa failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = scipy.stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
+                                    n_resamples=n_resamples, confidence_level=confidence,
+                                    method="percentile", random_state=seed)
+    ci = res.confidence_interval
+    return Ratio(r, float(ci.low), float(ci.high), confidence,
+                 f"bootstrap percentile, {n_resamples} resamples ({why})")
+
+
+# --------------------------------------------------------------------------------------------
+# Timer resolution and bias
+
+def _candidate_steps() -> np.ndarray:
+    return np.array([m * 10.0 ** e for e in range(-6, 1) for m in (1, 2, 5) if m * 10.0 ** e <= 1])
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The grid a timer's values lie on."""
+
+    step: float              # seconds; NaN when no candidate grid holds GRID_SHARE of the values
+    share_on_grid: float     # share of the non-zero values on that grid (on 1 us when step is NaN)
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _on_grid(v: np.ndarray, step: float) -> np.ndarray:
+    """Which values lie on multiples of `step`, tolerant to the float noise of decimal text."""
+    tol = np.minimum(1e-9 * np.maximum(np.abs(v), 1.0), 1e-3 * step)
+    return np.abs(v - np.round(v / step) * step) <= tol
+
+
+def timer_resolution(values) -> Resolution:
+    """Largest step among 1e-6..1 s (1/2/5 per decade) on which >= 99 % of the non-zero values lie.
+
+    Zeros are left out (they lie on every grid). Values parsed from text such as '0.08' are fine.
+    """
+    v = _clean(values)
+    v = v[v != 0]
+    if v.size == 0:
+        return Resolution(float("nan"), float("nan"), "no non-zero values")
+    steps = _candidate_steps()
+    shares = np.array([np.mean(_on_grid(v, s)) for s in steps])
+    ok = np.flatnonzero(shares >= GRID_SHARE)
+    if ok.size == 0:
+        return Resolution(float("nan"), float(shares[0]),
+                          f"finer than 1e-06 s or no grid (n={v.size})")
+    i = ok[-1]
+    return Resolution(float(steps[i]), float(shares[i]), f"n={v.size} non-zero values")
+
+
+@dataclass(frozen=True)
+class Bias:
+    """Paired differences timer - reference over the same runs."""
+
+    n: int
+    mean_diff: float
+    median_diff: float
+    ci_low: float        # 95 % t interval of the mean difference
+    ci_high: float
+    share_below: float   # fraction of runs with timer < reference
+    share_above: float
+    summary: str
+    step: float = float("nan")   # timer resolution used for the verdict
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def bias_against(timer_values, reference_values, step: Optional[float] = None,
+                 confidence: float = 0.95) -> Bias:
+    """Compare a timer with the reference (cgroup) value of the same run, pairwise.
+
+    Pairs with a non-finite member are dropped. `step` is the timer's resolution; by default it is
+    detected with timer_resolution(). The verdict in `summary`, first rule that holds:
+    'identical to reference'; 'truncates (always below by < one step)' when >= 99 % of the
+    differences lie in [-step, 0] and >= 90 % are below; 'ceils (always above by < one step)'
+    mirrored; 'rounds (within half a step)' when >= 99 % lie in [-step/2, step/2]; otherwise
+    'below/above by <mean> s on average' when the CI of the mean difference excludes 0, else
+    'unbiased (CI of the mean difference contains 0)'.
+    """
+    t = np.asarray(timer_values, dtype=float).ravel()
+    r = np.asarray(reference_values, dtype=float).ravel()
+    if t.shape != r.shape:
+        raise ValueError(f"bias_against: {t.size} timer values but {r.size} reference values")
+    ok = np.isfinite(t) & np.isfinite(r)
+    t, r = t[ok], r[ok]
+    n = int(t.size)
+    nan = float("nan")
+    if step is None:
+        step = timer_resolution(t).step
+    step = _f(step)
+    if n == 0:
+        return Bias(0, nan, nan, nan, nan, nan, nan, "no paired values", step)
+    d = t - r
+    tol = 1e-9 * np.maximum(np.maximum(np.abs(t), np.abs(r)), 1e-3)
+    below = d < -tol
+    above = d > tol
+    s = summarize(d, confidence)
+    share_below, share_above = float(np.mean(below)), float(np.mean(above))
+
+    def share_within(lo, hi):
+        return float(np.mean((d >= lo - tol) & (d <= hi + tol)))
+
+    if not (below.any() or above.any()):
+        words = "identical to reference"
+    elif np.isfinite(step) and share_within(-step, 0) >= 0.99 and share_below >= 0.9:
+        words = "truncates (always below by < one step)"
+    elif np.isfinite(step) and share_within(0, step) >= 0.99 and share_above >= 0.9:
+        words = "ceils (always above by < one step)"
+    elif np.isfinite(step) and share_within(-step / 2, step / 2) >= 0.99:
+        words = "rounds (within half a step)"
+    elif np.isfinite(s.ci_low) and (s.ci_low > 0 or s.ci_high < 0):
+        side = "above" if s.mean > 0 else "below"
+        words = f"{side} by {abs(s.mean):.3g} s on average"
+    else:
+        words = "unbiased (CI of the mean difference contains 0)"
+    return Bias(n, s.mean, s.median, s.ci_low, s.ci_high, share_below, share_above, words, step)
+
+
+# --------------------------------------------------------------------------------------------
+# Modality
+
+@dataclass(frozen=True)
+class Modality:
+    """Number and places of the modes of a sample's density."""
+
+    modes: int
+    mode_locations: List[float]
+    method: str
+    bimodality_coefficient: float   # (g^2+1)/(k + 3(n-1)^2/((n-2)(n-3))); > 5/9 hints at bimodality
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _bimodality_coefficient(a: np.ndarray) -> float:
+    n = a.size
+    if n < 4 or np.ptp(a) == 0:
+        return float("nan")
+    g = scipy.stats.skew(a, bias=False)
+    k = scipy.stats.kurtosis(a, bias=False)  # excess kurtosis
+    return float((g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
+
+
+def modality(x, min_prominence: float = 0.05, max_valley: float = 0.8, min_mass: float = 0.05,
+             min_count: int = 8, grid_points: int = 1024) -> Modality:
+    """Count the modes of the finite values of x on a Gaussian KDE.
+
+    Density: scipy.stats.gaussian_kde with Silverman's rule of thumb
+    h = 0.9 min(sd, IQR/1.34) n^(-1/5) (narrower than scipy's 'silverman', 1.06 sd n^(-1/5), and
+    not widened by outliers), but never narrower than the values' grid (timer_resolution), so a
+    coarse timer's lattice is not mistaken for modes. Samples larger than KDE_MAX_N are
+    represented by KDE_MAX_N evenly spaced order statistics (deterministic).
+
+    Rule, on `grid_points` points spanning the data +- 3 h:
+    1. candidates are the local maxima of the density at least `min_prominence` x the highest;
+    2. two neighbouring maxima count as one (the lower is dropped) unless the lowest density
+       between them is <= `max_valley` x the lower maximum (a real dip);
+    3. a mode whose share of the density between its bounding valleys is below
+       max(`min_mass`, `min_count`/n) is dropped (tail wiggles, a handful of outliers);
+    2 and 3 are repeated until nothing changes. n < 10 gives one mode at the median, with a note.
+    Checked on seeded samples: normal, gamma, lognormal -> 1 mode from n=100 (rarely 2 at n=100);
+    two or three unit normals 5-6 sd apart -> 2 / 3 modes from 100 values per mode.
+    """
+    a = _clean(x)
+    n = int(a.size)
+    bc = _bimodality_coefficient(a)
+    if n == 0:
+        return Modality(0, [], "no finite values", bc, "n=0")
+    if n < 10:
+        return Modality(1, [float(np.median(a))], "median (too few values for a density)", bc,
+                        f"n={n} < 10: assumed unimodal")
+    if np.ptp(a) == 0:
+        return Modality(1, [float(a[0])], "all values identical", bc)
+    note = ""
+    fit = np.sort(a)
+    if n > KDE_MAX_N:
+        fit = fit[np.linspace(0, n - 1, KDE_MAX_N).round().astype(int)]
+        note = f"KDE fitted on {KDE_MAX_N} evenly spaced order statistics of n={n}"
+    m = fit.size
+    sd = float(np.std(fit, ddof=1))
+    iqr = float(np.subtract(*np.percentile(fit, [75, 25])))
+    spread = min(sd, iqr / 1.34) if iqr > 0 else sd
+    h = 0.9 * spread * m ** -0.2
+    how = "Silverman's rule of thumb 0.9 min(sd, IQR/1.34) n^-1/5"
+    grid_step = timer_resolution(a).step
+    if np.isfinite(grid_step) and h < grid_step:
+        h = grid_step
+        how = f"raised to the values' grid step {grid_step:g}"
+    kde = scipy.stats.gaussian_kde(fit, bw_method=h / sd)
+    xs = np.linspace(fit[0] - 3 * h, fit[-1] + 3 * h, grid_points)
+    dens = kde(xs)
+    cdf = np.cumsum(dens)
+    cdf /= cdf[-1]
+    inner = dens[1:-1]
+    peaks = np.flatnonzero((inner > dens[:-2]) & (inner >= dens[2:])) + 1
+    peaks = [int(p) for p in peaks if dens[p] >= min_prominence * dens.max()]
+    least = max(min_mass, min_count / n)
+    changed = True
+    while changed and len(peaks) > 1:
+        changed = False
+        valleys = [p + int(np.argmin(dens[p:q + 1])) for p, q in zip(peaks, peaks[1:])]
+        for j, v in enumerate(valleys):
+            p, q = peaks[j], peaks[j + 1]
+            if dens[v] > max_valley * min(dens[p], dens[q]):
+                peaks.pop(j + 1 if dens[p] >= dens[q] else j)
+                changed = True
+                break
+        if changed:
+            continue
+        bounds = [0] + valleys + [grid_points - 1]
+        mass = np.diff(cdf[bounds])
+        j = int(np.argmin(mass))
+        if mass[j] < least:
+            peaks.pop(j)
+            changed = True
+    method = (f"gaussian_kde, h={h:.3g} ({how}); maxima >= {min_prominence:g} of the highest, "
+              f"valley <= {max_valley:g} of the lower maximum, mass >= {least:.3g}")
+    return Modality(len(peaks), [float(xs[p]) for p in peaks], method, bc, note)

@@ -1,0 +1,27 @@
+"""Shared fixtures: the built programs, and scratch directories BenchExec's container can see."""
+
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRATCH = REPO / ".pytest-tmp" / "scratch"
+
+
+@pytest.fixture(scope="session")
+def programs():
+    """programs/ built with its Makefile (the real build, warnings as errors)."""
+    subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
+    return REPO / "programs" / "bin"
+
+
+@pytest.fixture
+def scratch():
+    """A fresh directory inside the checkout: nothing under /tmp is visible in BenchExec's container."""
+    path = SCRATCH / uuid.uuid4().hex[:12]
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

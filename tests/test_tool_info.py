@@ -1,0 +1,73 @@
+"""Every tool-info module passes BenchExec's own check, and the wrapper works on upstream modules."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis import results
+
+REPO = Path(__file__).resolve().parent.parent
+MODULES = sorted(f"tool_info.{p.stem}" for p in (REPO / "tool_info").glob("*.py")
+                 if p.stem not in ("__init__", "keyvalue", "timer"))
+# the warnings a workload of one input file and no property cannot avoid
+WRAPPED_UPSTREAM = {"tool_info.timed_calculatepi": "benchexec.tools.calculatepi"}
+ALLOWED = ("ignores property file", "ignores all but first input file", "Path to executable is absolute")
+
+
+def check_tool_info(module):
+    done = subprocess.run([sys.executable, "-m", "benchexec.test_tool_info", module],
+                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    warnings = {line.strip() for line in done.stdout.splitlines() if line.startswith("WARNING")}
+    return done, warnings
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m not in WRAPPED_UPSTREAM])
+def test_tool_info_module_passes_benchexec_check(module, programs):
+    done, warnings = check_tool_info(module)
+    assert done.returncode == 0, done.stdout
+    unexpected = [w for w in warnings if not any(a in w for a in ALLOWED)]
+    assert not unexpected, done.stdout
+    version = done.stdout.split("Version:")[1].splitlines()[0]
+    assert version.strip(" “”")[0].isdigit(), version
+
+
+@pytest.mark.parametrize("module,upstream", WRAPPED_UPSTREAM.items())
+def test_wrapper_adds_no_warning_to_the_upstream_module(module, upstream):
+    """An upstream module keeps its own quirks (calculatepi needs a number, not a file) but the
+    wrapper must not add any."""
+    _, wrapped = check_tool_info(module)
+    _, original = check_tool_info(upstream)
+    assert wrapped <= original | {w for w in wrapped if any(a in w for a in ALLOWED)}
+
+
+def test_modules_found():
+    assert {"tool_info.divisors", "tool_info.timed_divisors", "tool_info.timed_calculatepi"} <= set(MODULES)
+
+
+BENCHMARK = """<?xml version="1.0"?>
+<!DOCTYPE benchmark PUBLIC "+//IDN sosy-lab.org//DTD BenchExec benchmark 2.3//EN" "https://www.sosy-lab.org/benchexec/benchmark-2.3.dtd">
+<benchmark tool="tool_info.timed_calculatepi" timelimit="20 s" memlimit="100 MB">
+  <rundefinition name="bash"><option name="--timer">bash</option></rundefinition>
+  <rundefinition name="gnu"><option name="--timer">gnu</option></rundefinition>
+  <tasks name="pi"><withoutfile>200</withoutfile></tasks>
+  <columns><column title="timer-real">timer-real</column><column title="timer-user">timer-user</column></columns>
+</benchmark>
+"""
+
+
+def test_upstream_calculatepi_wrapped_unchanged_under_real_benchexec(scratch):
+    """benchexec.tools.calculatepi (an old-style BaseTool module) under bash and GNU time."""
+    definition = scratch / "pi.xml"
+    definition.write_text(BENCHMARK)
+    done = subprocess.run([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch) + "/"],
+                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+    for timer in ("bash", "gnu"):
+        [path] = scratch.glob(f"pi.*.results.{timer}.pi.xml.bz2")
+        table = results.load_result(path)
+        assert table.status.tolist() == ["done"]
+        assert table.options == f"--timer {timer}"
+        assert table.columns["timer-real"][0] >= 0  # the timer's line was found and parsed
+        assert table.columns["walltime"][0] >= table.columns["timer-user"][0]

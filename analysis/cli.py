@@ -4,7 +4,6 @@
   timekit demo                  set up, run every experiment's quick preset, tables, one report
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
-  timekit tasks EXPERIMENT N    write N repetition tasks per input (what plain benchexec runs)
   timekit env                   the machine's noise sources, as recorded with every sweep
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
@@ -16,7 +15,7 @@ import sys
 from pathlib import Path
 
 from analysis import environment, experiments, pipeline, runner, system
-from analysis.tasks import TaskError, write_repetitions
+from analysis.tasks import TaskError
 
 EXIT_ERROR = 2
 
@@ -79,10 +78,6 @@ def build_parser():
     report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
 
-    tasks = commands.add_parser("tasks", help="write N repetition task files per input")
-    tasks.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
-    tasks.add_argument("reps", type=positive_int)
-
     commands.add_parser("env", help="show the machine's noise sources")
     return parser
 
@@ -144,20 +139,13 @@ def cmd_demo(args):
     return 0
 
 
-def cmd_tasks(args):
-    experiment = experiments.EXPERIMENTS[args.experiment]
-    written = write_repetitions(experiment.inputs, args.reps, experiment.task_dir)
-    print(f"wrote {len(written)} task files to {experiment.task_dir}")
-    return 0
-
-
 def cmd_env(args):
     for probe in environment.check():
         print(f"{probe.name:20} {probe.value:30} {probe.verdict:8} {probe.why}")
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "tasks": cmd_tasks, "env": cmd_env}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "env": cmd_env}
 USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError)
 
 

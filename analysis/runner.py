@@ -21,6 +21,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from lxml import etree
+
 from analysis import environment
 from analysis.experiments import REPO
 from analysis.tasks import write_repetitions
@@ -175,7 +177,7 @@ def _now():
 
 def benchexec_command(experiment, sweep, step, outdir):
     command = [
-        sys.executable, "-m", "benchexec.benchexec", str(experiment.benchmark),
+        sys.executable, "-m", "benchexec.benchexec", str(Path(outdir) / experiment.benchmark.name),
         "--name", step.name,
         "--outputpath", str(outdir) + os.sep,
         "--numOfThreads", "1",
@@ -235,15 +237,37 @@ def _set_aside_partial(outdir, experiment, step):
             shutil.move(str(path), target / path.name)
 
 
-def prepare(experiment, reps):
-    """Build the programs and write exactly `reps` task files per input."""
+def build_programs():
+    """Build programs/ (a no-op when up to date); returns the recorded compiler and flags."""
     build = subprocess.run(["make", "-s", "-C", str(REPO / "programs")], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     if build.returncode != 0:
         last = (build.stdout.strip().splitlines() or ["make failed"])[-1]
         raise SweepError(f"building programs/ failed: {last}; run 'make -C programs' to see why")
-    write_repetitions(experiment.inputs, reps, experiment.task_dir)
     return (REPO / "programs" / "bin" / "BUILD").read_text().strip()
+
+
+def write_sweep_benchmark(experiment, reps, outdir):
+    """The sweep's own copy of the benchmark definition, running `reps` repetitions.
+
+    The copy's task includes point at the sweep's `tasks/` (N task files per input); every other
+    relative path is made absolute. The repository's tasks stay as committed, and the sweep
+    directory records exactly what ran.
+    """
+    tasks = Path(outdir) / "tasks"
+    write_repetitions(experiment.inputs, reps, tasks)
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    tree = etree.parse(str(experiment.benchmark), parser)
+    base = experiment.benchmark.parent
+    for element in tree.iter("include", "includesfile", "exclude", "excludesfile", "requiredfiles", "propertyfile"):
+        original = (base / element.text.strip()).resolve()
+        if original.parent == experiment.task_dir.resolve():
+            element.text = f"tasks/{original.name}"
+        else:
+            element.text = str(original)
+    copy = Path(outdir) / experiment.benchmark.name
+    tree.write(str(copy), xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype)
+    return copy
 
 
 def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):
@@ -258,7 +282,8 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
             raise SweepError(f"{outdir}: already holds a sweep; use --resume or another --output")
         outdir.mkdir(parents=True, exist_ok=True)
         sweep = Sweep.plan(experiment, preset_name, preset, container)
-    sweep.build = prepare(experiment, sweep.reps)
+    sweep.build = build_programs()
+    write_sweep_benchmark(experiment, sweep.reps, outdir)
     sweep.environment = environment.snapshot()
     sweep.save(outdir)
 

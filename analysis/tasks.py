@@ -3,8 +3,9 @@ Repetitions as BenchExec tasks.
 
 BenchExec has no repetition feature: a task included twice is dropped, and two tasks with the
 same name collide in the log archive. A repetition is therefore its own task-definition file
-(format 2.0) with a distinct name, all pointing at the same deterministic input. The set is
-rewritten to exactly N files per input, so `benchexec` on the benchmark definition runs N.
+(format 2.0) with a distinct name, all pointing at the same deterministic input. The repository
+holds each experiment's default set (what plain `benchexec` runs); a sweep writes its own set of
+N per input into its directory.
 """
 
 import os
@@ -13,7 +14,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TASK_TEMPLATE = """\
 format_version: '2.0'
-# repetition {rep} of {count}, written by `timekit tasks`; all repetitions share one input
+# repetition {rep} of {count}, written by analysis.tasks; all repetitions share one input
 input_files: '{input}'
 """
 

@@ -65,9 +65,16 @@ def _sweep_inputs(path):
                 conditions[name] = (step.load, step.rerun)
         return results.load_results(files), conditions, sweep
     if path.is_dir():
-        tables = [t for t in results.load_results(path) if "block" not in t.attributes]
-        return tables, {}, None
+        return _without_duplicate_blocks(results.load_results(path)), {}, None
     return results.load_results([path]), {}, None
+
+
+def _without_duplicate_blocks(tables):
+    """BenchExec writes a run definition's runs once in total and again per task set (files with a
+    `block` attribute), but only the per-task-set files when just one task set ran. Keep each run once."""
+    key = lambda t: (t.benchmark, t.date, t.rundefinition)  # noqa: E731
+    combined = {key(t) for t in tables if "block" not in t.attributes}
+    return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
 
 
 def build_report(paths):

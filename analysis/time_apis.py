@@ -8,6 +8,7 @@ cputime for runexec. Runs that timed out, failed or lack a value are counted and
 """
 
 import re
+from pathlib import PurePosixPath
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,7 +113,7 @@ def collect(tables, conditions=None):
 
 def _input_of(task):
     match = _TASK_INPUT.search(task)
-    return match.group(1) if match else task
+    return match.group(1) if match else PurePosixPath(task).stem
 
 
 def _ordered_apis(samples):

@@ -1,0 +1,145 @@
+"""The experiment runner under real benchexec: a sweep, an interrupted sweep and its resume."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis import results
+
+REPO = Path(__file__).resolve().parent.parent
+APIS = ("runexec", "bash", "fish", "gnu")
+
+
+def timekit(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "analysis.cli", *map(str, args)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+
+
+def busy_processes():
+    found = subprocess.run(["pgrep", "-f", str(REPO / "programs" / "bin" / "busy")], stdout=subprocess.PIPE, text=True)
+    return found.stdout.split()
+
+
+def processes_in(directory):
+    found = subprocess.run(["pgrep", "-f", str(directory)], stdout=subprocess.PIPE, text=True)
+    return [pid for pid in found.stdout.split() if int(pid) != os.getpid()]
+
+
+def manifest(directory):
+    return json.loads((directory / "sweep.json").read_text())
+
+
+def runs_per_file(directory, step):
+    """{result file: run names} of a finished step."""
+    return {name: results.load_result(directory / name).tasks.tolist() for name in step["result_files"]}
+
+
+def test_sweep_end_to_end(programs, scratch):
+    out = scratch / "sweep"
+    process = timekit("run", "time-apis", "--reps", 2, "--loads", "0,1", "--output", out)
+    log, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, log
+    assert "ETA" in log and f"report: {out / 'report' / 'report.html'}" in log
+    sweep = manifest(out)
+    assert [(s["load"], s["status"]) for s in sweep["steps"]] == [(0, "done"), (1, "done")]
+    assert sweep["environment"]["probes"] and "cflags" in sweep["build"]
+    for step in sweep["steps"]:
+        files = runs_per_file(out, step)
+        assert len(files) == len(APIS)
+        assert all(len(names) == 2 for names in files.values())  # 2 reps of the thesis input
+        assert (out / "tables" / f"{step['name']}.table.html").exists()
+    data = json.loads((out / "report" / "report.json").read_text())["data"]["time-apis"]
+    summary = data["inputs"]["43434343"]["cpu_summary"]
+    assert {(row["api"], row["load"]) for row in summary} == {(a, load) for a in APIS for load in (0, 1)}
+    assert all(row["n"] == 2 for row in summary)
+    # every API saw ~0.09 s of CPU for this input
+    assert all(0.03 < row["mean"] < 0.5 for row in summary)
+    assert not busy_processes()
+
+
+def test_interrupted_sweep_leaves_nothing_running_and_resumes_without_loss(programs, scratch):
+    out = scratch / "sweep"
+    rng = random.Random(os.getpid())
+    process = timekit("run", "time-apis", "--reps", 3, "--loads", "0-2", "--output", out)
+    # interrupt somewhere in the middle of the sweep: after the first step, inside a later one
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (
+        (out / "sweep.json").exists() and any(s["status"] == "done" for s in manifest(out)["steps"])
+    ):
+        time.sleep(0.2)
+    time.sleep(rng.uniform(0.5, 4.0))
+    process.send_signal(rng.choice([signal.SIGINT, signal.SIGTERM]))
+    log, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, log
+    assert "--resume" in log
+    assert not busy_processes(), "background load survived the interrupt"
+    assert not processes_in(out), "benchexec or a run survived the interrupt"
+    interrupted = manifest(out)
+    done_before = [s["name"] for s in interrupted["steps"] if s["status"] == "done"]
+    assert done_before and len(done_before) < 3
+    kept = {s["name"]: runs_per_file(out, s) for s in interrupted["steps"] if s["status"] == "done"}
+
+    process = timekit("run", "time-apis", "--resume", "--output", out)
+    log, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, log
+    resumed = manifest(out)
+    assert [s["status"] for s in resumed["steps"]] == ["done"] * 3
+    for step in resumed["steps"]:
+        files = runs_per_file(out, step)
+        if step["name"] in kept:  # finished steps were not redone
+            assert files == kept[step["name"]]
+        assert len(files) == len(APIS)
+        for names in files.values():  # the same structure as an uninterrupted sweep
+            assert sorted(names) == sorted(set(names)) and len(names) == 3
+    assert not busy_processes()
+
+
+def test_failed_and_timed_out_runs_stay_out_of_the_statistics(programs, scratch):
+    (scratch / "ok.txt").write_text("4343\n")
+    (scratch / "bad.txt").write_text("not a number\n")
+    (scratch / "huge.txt").write_text("123456789012345\n")
+    definition = scratch / "faults.xml"
+    definition.write_text(f"""<?xml version="1.0"?>
+<benchmark tool="tool_info.timed_divisors" timelimit="1 s" memlimit="100 MB">
+  <rundefinition name="runexec"><option name="--timer">runexec</option></rundefinition>
+  <rundefinition name="bash"><option name="--timer">bash</option></rundefinition>
+  <tasks name="all"><include>ok.txt</include><include>bad.txt</include><include>huge.txt</include></tasks>
+  <columns><column title="timer-user">timer-user</column><column title="timer-sys">timer-sys</column>
+    <column title="timer-real">timer-real</column></columns>
+</benchmark>""")
+    done = subprocess.run([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch) + "/"],
+                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+    from analysis import pipeline
+
+    report = pipeline.build_report([scratch])
+    data = report.data["time-apis"]
+    assert data["excluded"] == 4  # bad and huge, under both timers
+    [warning] = report.sections[0].warnings
+    assert "TIMEOUT" in warning and "ERROR" in warning and "4 of 6" in warning
+    rows = {(r["api"], r["load"]): r for r in data["inputs"]["bad"]["cpu_summary"]}
+    assert rows[("runexec", -1)]["n"] == 0 and rows[("runexec", -1)]["excluded"] == 1
+    ok = data["inputs"]["ok"]["cpu_summary"]
+    assert all(r["n"] == 1 and r["excluded"] == 0 for r in ok)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "time-apis", "--loads", "3-1"], "is not a list of load levels"),
+    (["run", "time-apis", "--reps", "0"], "is not a positive integer"),
+    (["run", "time-apis", "--preset", "huge"], "unknown preset 'huge'"),
+    (["run", "nosuch"], "invalid choice"),
+    (["report", "no/such/dir"], "no/such/dir"),
+])
+def test_bad_arguments_get_one_line_and_exit_2(args, message, scratch):
+    process = timekit(*args, "--output", scratch / "x") if args[0] == "run" else timekit(*args)
+    out, _ = process.communicate(timeout=120)
+    assert process.returncode == 2, out
+    assert message in out and "Traceback" not in out
+    assert len([line for line in out.splitlines() if "error" in line]) == 1, out

@@ -150,28 +150,27 @@ def _probe_load(m):
                  "other work competes for the CPUs" if busy else "the machine is mostly idle")
 
 
-PROBES = (
-    _probe_cpu_model,
-    _probe_cores,
-    _probe_kernel,
-    _probe_virtualization,
-    _probe_smt,
-    _probe_governor,
-    _probe_boost,
-    _probe_aslr,
-    _probe_load,
-)
+PROBES = {
+    "CPU model": _probe_cpu_model,
+    "online CPUs": _probe_cores,
+    "kernel": _probe_kernel,
+    "virtualization": _probe_virtualization,
+    "SMT": _probe_smt,
+    "frequency governor": _probe_governor,
+    "turbo/boost": _probe_boost,
+    "ASLR": _probe_aslr,
+    "load average": _probe_load,
+}
 
 
 def check(root="/"):
-    """Run every probe; a probe that fails on an odd file says unknown instead of raising."""
+    """Run every probe; a probe that meets an odd file says unknown instead of raising."""
     machine = Machine(root)
     probes = []
-    for probe in PROBES:
+    for name, probe in PROBES.items():
         try:
             probes.append(probe(machine))
         except (ValueError, IndexError) as e:
-            name = probe.__name__.replace("_probe_", "")
             probes.append(Probe(name, UNKNOWN, "unknown", f"unparseable: {e}"))
     return probes
 

@@ -106,3 +106,25 @@ def test_no_shell_injection_through_file_names(name, programs, scratch):
     assert done.returncode == 0, done.stdout
     assert TimedDivisors().get_value_from_output(output, "divisors") == "16"
     assert not list(programs.parent.parent.glob("INJECTED*")) and not list(scratch.glob("INJECTED*"))
+
+
+@pytest.mark.parametrize("name", ["bash", "gnu"])
+def test_timer_agrees_with_runexec_cgroup_of_the_same_run(name, programs, scratch):
+    """runexec measures the timed command line in a cgroup; the timer's CPU time is close to it."""
+    input_file = scratch / "n.txt"
+    input_file.write_text("43434343\n")
+    tool = TimedDivisors()
+    executable = tool.executable(BaseTool2.ToolLocator(None, True, True))
+    command = tool.cmdline(executable, ["--timer", name], task_for(input_file), BaseTool2.ResourceLimits())
+    log = scratch / "run.log"
+    done = subprocess.run(["runexec", "--output", str(log), "--", *command], cwd=programs.parent.parent,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout
+    measured = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert measured["returnvalue"] == "0"
+    cgroup_cpu = float(measured["cputime"].rstrip("s"))
+    lines = log.read_text().splitlines()
+    values = timer.timer_values(lines)
+    timer_cpu = float(values["timer-user"]) + float(values["timer-sys"])
+    # the cgroup also counts the timer's own process; GNU time truncates to 10 ms
+    assert cgroup_cpu - 0.03 <= timer_cpu <= cgroup_cpu + 0.002

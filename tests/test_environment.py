@@ -1,0 +1,51 @@
+"""The environment probes, on recorded copies of a bare-metal machine and of this 2-core VM."""
+
+from pathlib import Path
+
+from analysis import environment
+
+DATA = Path(__file__).resolve().parent / "data" / "machines"
+
+
+def probes(machine):
+    return {p.name: p for p in environment.check(DATA / machine)}
+
+
+def test_bare_metal_layout():
+    p = probes("baremetal")
+    assert p["CPU model"].value == "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz"
+    assert p["online CPUs"].value == "4 (0-3)"
+    assert p["virtualization"].verdict == "good" and "Dell Inc. OptiPlex 7060" in p["virtualization"].value
+    assert (p["SMT"].value, p["SMT"].verdict) == ("on", "noisy")
+    # mixed governors are listed, and not good
+    assert (p["frequency governor"].value, p["frequency governor"].verdict) == ("performance, powersave", "noisy")
+    assert (p["turbo/boost"].value, p["turbo/boost"].verdict) == ("on", "noisy")
+    assert (p["ASLR"].value, p["ASLR"].verdict) == ("2", "noisy")
+    assert p["load average"].value == "3.52 2.10 1.05 (5 runnable)" and p["load average"].verdict == "noisy"
+    assert p["kernel"].value == "6.1.0-18-amd64"
+
+
+def test_this_vm_layout():
+    p = probes("vm-2core")
+    assert p["virtualization"].value.startswith("virtual machine") and p["virtualization"].verdict == "noisy"
+    assert p["SMT"].value == "not supported"
+    assert p["frequency governor"].value == "no cpufreq" and p["frequency governor"].verdict == "unknown"
+    assert p["turbo/boost"].value == "unknown"
+    assert p["ASLR"].value == "2"
+    assert p["online CPUs"].value.startswith("2 ")
+
+
+def test_unreadable_files_say_unknown_never_guess(tmp_path):
+    p = probes(tmp_path)  # an empty root: nothing readable
+    for name in ("CPU model", "online CPUs", "kernel", "virtualization", "SMT", "ASLR", "load average", "turbo/boost"):
+        assert p[name].value == "unknown", name
+
+
+def test_odd_content_is_unknown_not_a_crash(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "loadavg").write_text("garbage\n")
+    assert probes(tmp_path)["load average"].value == "unknown"
+
+
+def test_cpu_list_counting():
+    assert environment._count_cpu_list("0-3,8,10-11") == 7

@@ -122,7 +122,7 @@ class BackgroundLoad:
         for _ in range(self.count):
             self.processes.append(
                 subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             )
         return self
 
@@ -193,24 +193,43 @@ def benchexec_command(experiment, sweep, step, outdir):
 
 
 def run_step(experiment, sweep, step, outdir, progress):
-    """One benchexec invocation under `step.load` busy processes; returns its exit code."""
+    """One benchexec invocation under `step.load` busy processes; returns its exit code.
+
+    benchexec writes straight into the step's log file, which is followed for progress: a pipe
+    would keep the runner waiting on whatever process still holds it open (BenchExec's tool-info
+    container worker can outlive benchexec), a file does not. Once benchexec exits, its process
+    group, stragglers included, is killed.
+    """
     log_path = Path(outdir) / f"benchexec.{step.name}.log"
     command = benchexec_command(experiment, sweep, step, outdir)
     label = f"load {step.load}, rerun {step.rerun}"
     with BackgroundLoad(step.load), open(log_path, "w") as log:
         log.write(f"# {' '.join(command)}\n")
-        process = subprocess.Popen(command, cwd=REPO, start_new_session=True, text=True,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT)
+        log.flush()
+        process = subprocess.Popen(command, cwd=REPO, start_new_session=True, stdin=subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT)
         try:
-            for line in process.stdout:
-                log.write(line)
-                if RUN_LINE.match(line):
-                    progress.run_finished(label)
-            return process.wait()
+            _follow(process, log_path, lambda: progress.run_finished(label))
+            return process.returncode
         finally:
             # benchexec turns SIGTERM into killing its runs and writing what finished
             _kill_group(process, grace=30)
+
+
+def _follow(process, log_path, run_finished, interval=0.2):
+    """Call run_finished for every finished-run line benchexec writes, until it exits."""
+    with open(log_path) as log:
+        pending = ""
+        while True:
+            exited = process.poll() is not None
+            pending += log.read()
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                if RUN_LINE.match(line):
+                    run_finished()
+            if exited:
+                return
+            time.sleep(interval)
 
 
 def result_files_of(outdir, experiment, sweep, step):

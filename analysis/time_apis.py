@@ -72,11 +72,12 @@ def api_of(table):
 
 
 def condition_of(table, conditions):
-    """(load, rerun) from the sweep manifest, else from a `loadK-rerunM` benchexec --name."""
+    """(load, rerun) from the sweep manifest, else from a `loadK-rerunM` benchexec --name;
+    a plain benchexec result had no background load from the kit: load 0."""
     if table.path.name in conditions:
         return conditions[table.path.name]
     match = _NAME_CONDITION.search(table.benchmark)
-    return (int(match.group(1)), int(match.group(2))) if match else (-1, 1)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 1)
 
 
 def collect(tables, conditions=None):
@@ -261,7 +262,7 @@ def section(samples, cores, notes=()):
     sec = Section(id="time-apis", title="Timing APIs compared (bash, fish, GNU time, RunExec)")
     sec.paragraphs += [
         "Seed 000 (bachelor thesis, JKU Linz 2023) measured a divisor-counting program with bash "
-        "<code>time</code>, fish <code>time</code>, GNU <code>/usr/bin/time</code> and BenchExec's "
+        "'time', fish 'time', GNU /usr/bin/time and BenchExec's "
         "RunExec under 0–6 background busy processes. Here every run also has BenchExec's cgroup "
         "values, so each timer is checked against the ground truth of the same run.",
         f"Tests: Welch t, Mann-Whitney U, two-sample Kolmogorov-Smirnov and k-sample Anderson-Darling, "
@@ -328,9 +329,9 @@ def _analyse_input(sec, samples, input_name, cores):
 
 def _figures(samples, apis, loads, label, cores):
     valid = samples.select(samples.valid)
-    cells = {(API_LABEL.get(a, a), str(load)): valid.observed_cpu[(valid.api == a) & (valid.load == load)]
+    cells = {(API_LABEL.get(a, a), f"load {load}"): valid.observed_cpu[(valid.api == a) & (valid.load == load)]
              for a in apis for load in loads}
-    grid = plots.histogram_grid(cells, rows=[API_LABEL.get(a, a) for a in apis], cols=[str(x) for x in loads],
+    grid = plots.histogram_grid(cells, rows=[API_LABEL.get(a, a) for a in apis], cols=[f"load {x}" for x in loads],
                                 xlabel="observed CPU time, user+sys (ms)",
                                 title=f"{label}: observed CPU time per timing API (rows) and background load (columns)")
     runexec = valid.select(valid.api == "runexec") if "runexec" in apis else valid

@@ -25,3 +25,4 @@ def scratch():
     path.mkdir(parents=True)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+

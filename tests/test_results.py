@@ -429,9 +429,17 @@ def test_generator_writes_a_loadable_benchexec_file(tmp_path):
     for title in ["cputime", "walltime", "timer-user", "timer-sys", "timer-real"]:
         assert table.units[title] == "s"
     assert table.units["memory"] == "B"
-    assert set(table.text_columns) >= {"status", "category", "host", "starttime"}
+    assert set(table.text_columns) >= {"status", "category", "starttime"}
     assert table.status_counts()["done"] == table.valid().sum()
     assert np.isnan(table.columns["timer-user"][~table.valid()]).all()
+    # the time-APIs experiment's bash run definition, as `timekit run time-apis` gets it
+    assert (table.benchmark, table.name, table.rundefinition) == ("time-apis.load0-rerun1", "bash", "bash")
+    assert table.toolmodule == "tool_info.timed_divisors" and table.tool == "divisors (timed)"
+    assert table.options == "--timer bash" and "block" not in table.attributes
+    assert table.tasks[0] == "tasks/43434343.r001.yml" and table.tasks[-1] == "tasks/250000000.r150.yml"
+    for title in ["timer-user", "timer-sys", "timer-real"]:  # bash `time`: 1 ms resolution
+        values = table.columns[title][table.valid()]
+        assert np.allclose(values, np.round(values, 3), rtol=0, atol=1e-12)
 
 
 def gzip_without_time(data):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from analysis import results
+from tests.helpers import run_isolated
 
 REPO = Path(__file__).resolve().parent.parent
 MODULES = sorted(f"tool_info.{p.stem}" for p in (REPO / "tool_info").glob("*.py")
@@ -17,19 +18,18 @@ ALLOWED = ("ignores property file", "ignores all but first input file", "Path to
 
 
 def check_tool_info(module):
-    done = subprocess.run([sys.executable, "-m", "benchexec.test_tool_info", module],
-                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    warnings = {line.strip() for line in done.stdout.splitlines() if line.startswith("WARNING")}
-    return done, warnings
+    code, output = run_isolated([sys.executable, "-m", "benchexec.test_tool_info", module])
+    warnings = {line.strip() for line in output.splitlines() if line.startswith("WARNING")}
+    return code, output, warnings
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m not in WRAPPED_UPSTREAM])
 def test_tool_info_module_passes_benchexec_check(module, programs):
-    done, warnings = check_tool_info(module)
-    assert done.returncode == 0, done.stdout
+    code, output, warnings = check_tool_info(module)
+    assert code == 0, output
     unexpected = [w for w in warnings if not any(a in w for a in ALLOWED)]
-    assert not unexpected, done.stdout
-    version = done.stdout.split("Version:")[1].splitlines()[0]
+    assert not unexpected, output
+    version = output.split("Version:")[1].splitlines()[0]
     assert version.strip(" “”")[0].isdigit(), version
 
 
@@ -37,8 +37,8 @@ def test_tool_info_module_passes_benchexec_check(module, programs):
 def test_wrapper_adds_no_warning_to_the_upstream_module(module, upstream):
     """An upstream module keeps its own quirks (calculatepi needs a number, not a file) but the
     wrapper must not add any."""
-    _, wrapped = check_tool_info(module)
-    _, original = check_tool_info(upstream)
+    *_, wrapped = check_tool_info(module)
+    *_, original = check_tool_info(upstream)
     assert wrapped <= original | {w for w in wrapped if any(a in w for a in ALLOWED)}
 
 
@@ -51,7 +51,7 @@ BENCHMARK = """<?xml version="1.0"?>
 <benchmark tool="tool_info.timed_calculatepi" timelimit="20 s" memlimit="100 MB">
   <rundefinition name="bash"><option name="--timer">bash</option></rundefinition>
   <rundefinition name="gnu"><option name="--timer">gnu</option></rundefinition>
-  <tasks name="pi"><withoutfile>200</withoutfile></tasks>
+  <tasks name="pi"><withoutfile>800</withoutfile></tasks>
 </benchmark>
 """
 # BenchExec 3.35 cannot expand <columns> for tasks without a file (IndexError in model.py), so
@@ -70,9 +70,8 @@ def test_upstream_calculatepi_wrapped_unchanged_under_real_benchexec(scratch):
     """benchexec.tools.calculatepi (an old-style BaseTool module) under bash and GNU time."""
     definition = scratch / "pi.xml"
     definition.write_text(BENCHMARK)
-    done = subprocess.run([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch) + "/"],
-                          cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout
+    code, output = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch) + "/"])
+    assert code == 0, output
     result_files = [next(scratch.glob(f"pi.*.results.{timer}.pi.xml.bz2")) for timer in ("bash", "gnu")]
     for timer, path in zip(("bash", "gnu"), result_files):
         table = results.load_result(path)
@@ -84,7 +83,7 @@ def test_upstream_calculatepi_wrapped_unchanged_under_real_benchexec(scratch):
                           cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     assert done.returncode == 0, done.stdout
     rows = [line.split("\t") for line in (scratch / "pi.table.csv").read_text().splitlines()]
-    data = rows[-1]  # one task: header rows, then the row of task 200
+    data = rows[-1]  # one task: header rows, then the row of task 800 (~0.2 s, above GNU time's 10 ms steps)
     # per run set: status, walltime, timer-real, timer-user
     for offset in (1, 5):
         status, walltime, real, user = data[offset:offset + 4]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from analysis import environment, results, runner, time_apis
 from analysis.experiments import EXPERIMENTS
-from analysis.report import Report, write_report
+from analysis.report import Report, Table, write_report
 
 
 class PipelineError(Exception):
@@ -77,8 +77,9 @@ def _without_duplicate_blocks(tables):
     return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
 
 
-def build_report(paths):
-    """The report over sweep directories and/or result files, plus what it was made of."""
+def build_report(paths, table_pages=()):
+    """The report over sweep directories and/or result files, plus what it was made of;
+    `table_pages` are table-generator pages to list, as paths relative to the report."""
     tables, conditions, sweeps = [], {}, []
     for path in paths:
         t, c, sweep = _sweep_inputs(path)
@@ -102,6 +103,11 @@ def build_report(paths):
         section, data = time_apis.section(samples, cores, notes)
         if any(not s.container for _, s in sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
+        if table_pages:
+            section.tables.append(Table(
+                title="BenchExec's own view: table-generator pages (timing APIs side by side)",
+                columns=["page (relative to this report)"], rows=[[str(page)] for page in table_pages],
+                caption="Made with table-configs/time-apis.xml, one per benchexec invocation."))
         report.sections.append(section)
         report.data["time-apis"] = data
         report.samples = samples.as_columns()
@@ -132,15 +138,17 @@ def _sweep_notes(sweeps):
 
 def tables_and_report(paths, outdir):
     """table-generator pages for every sweep, then the report; returns the report's paths."""
+    pages = []
     for path in map(Path, paths):
         if (path / runner.MANIFEST).exists():
-            tables_for_sweep(path, runner.Sweep.load(path))
+            pages += tables_for_sweep(path, runner.Sweep.load(path))
+    relative = [os.path.relpath(page, outdir) for page in pages]
     try:
         with warnings.catch_warnings():
             # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'
             # notes and NaN results already say so in the report
             warnings.simplefilter("ignore", RuntimeWarning)
-            report = build_report(paths)
+            report = build_report(paths, relative)
     except results.ResultFileError as e:
         raise PipelineError(str(e))
     return write_report(report, outdir)

@@ -96,9 +96,12 @@ def summarize(x, confidence: float = 0.95) -> Summary:
     median = float(np.median(a))
     mad = float(scipy.stats.median_abs_deviation(a, scale=1.0))
     lo, hi = float(np.min(a)), float(np.max(a))
+    if lo == hi:
+        mean = median = lo
     if n == 1:
         return Summary(1, mean, nan, nan, median, mad, lo, hi, nan, nan, confidence)
-    sd = float(np.std(a, ddof=1))
+    # identical values (a timer's 10 ms step) have no spread, not float round-off noise
+    sd = 0.0 if lo == hi else float(np.std(a, ddof=1))
     cv = sd / mean if mean != 0 else nan
     half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Summary(n, mean, sd, cv, median, mad, lo, hi, mean - half, mean + half, confidence)

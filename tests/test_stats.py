@@ -365,3 +365,8 @@ def test_modality_small_and_nan():
     x = np.concatenate([rng(91).normal(0, 1, 300), [np.nan, np.inf]])
     assert modality(x).modes == 1
     json.dumps(modality(x).as_dict())
+
+
+def test_identical_values_have_exactly_zero_spread():
+    s = summarize(np.full(30, 0.08) + np.zeros(30))
+    assert s.sd == 0.0 and s.cv == 0.0 and s.mean == 0.08 and s.ci_low == s.ci_high == 0.08

@@ -31,7 +31,7 @@ def parse_loads(text):
                 raise ValueError
             levels.update(range(low, high + 1))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a list of load levels like 0-6 or 0,2,4")
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of load levels like 0-6 or 0,2,4") from None
     if max(levels) > 256:
         raise argparse.ArgumentTypeError(f"{max(levels)} background processes is beyond any sane sweep (max 256)")
     return tuple(sorted(levels))
@@ -112,7 +112,7 @@ def cmd_run(args):
         outdir = args.output or _latest_sweep(experiment)
     else:
         outdir = args.output or experiments.REPO / "results" / experiment.name / _stamp()
-    sweep = runner.run_sweep(experiment, args.preset, _preset(experiment, args), outdir,
+    runner.run_sweep(experiment, args.preset, _preset(experiment, args), outdir,
                              resume=args.resume, container=not args.no_container)
     paths = pipeline.tables_and_report([outdir], outdir / "report")
     print(f"report: {paths['html']}")

@@ -150,5 +150,5 @@ def tables_and_report(paths, outdir):
             warnings.simplefilter("ignore", RuntimeWarning)
             report = build_report(paths, relative)
     except results.ResultFileError as e:
-        raise PipelineError(str(e))
+        raise PipelineError(str(e)) from None
     return write_report(report, outdir)

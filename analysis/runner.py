@@ -106,7 +106,7 @@ class Sweep:
             data["steps"] = [Step(**s) for s in data["steps"]]
             return cls(**data)
         except (OSError, ValueError, TypeError, KeyError) as e:
-            raise SweepError(f"{path}: not a readable sweep manifest ({e}); start a new sweep without --resume")
+            raise SweepError(f"{path}: not a readable sweep manifest ({e}); start a new sweep without --resume") from None
 
 
 class BackgroundLoad:

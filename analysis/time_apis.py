@@ -87,7 +87,9 @@ def collect(tables, conditions=None):
     for table in tables:
         n = len(table)
         load, rerun = condition_of(table, conditions)
-        column = lambda name: table.columns.get(name, np.full(n, np.nan))  # noqa: E731
+        def column(name, table=table, n=n):
+            return table.columns.get(name, np.full(n, np.nan))
+
         parts.append(dict(
             api=np.full(n, api_of(table), dtype=object),
             load=np.full(n, load),

@@ -107,7 +107,7 @@ def test_failed_and_timed_out_runs_stay_out_of_the_statistics(programs, scratch)
     (scratch / "bad.txt").write_text("not a number\n")
     (scratch / "huge.txt").write_text("123456789012345\n")
     definition = scratch / "faults.xml"
-    definition.write_text(f"""<?xml version="1.0"?>
+    definition.write_text("""<?xml version="1.0"?>
 <benchmark tool="tool_info.timed_divisors" timelimit="1 s" memlimit="100 MB">
   <rundefinition name="runexec"><option name="--timer">runexec</option></rundefinition>
   <rundefinition name="bash"><option name="--timer">bash</option></rundefinition>

@@ -167,7 +167,7 @@ def _program_version(path):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            universal_newlines=True,
+            text=True,
             timeout=10,
         ).stdout
     except (OSError, subprocess.SubprocessError):
@@ -244,7 +244,7 @@ def wrap(inner_module):
 
         def determine_result(self, run):
             lines = [line for line in run.output if not _is_timer_line(line)]
-            inner_run = run._replace(output=BaseTool2.RunOutput([f"{l}\n" for l in lines]))
+            inner_run = run._replace(output=BaseTool2.RunOutput([f"{line}\n" for line in lines]))
             return self.inner.determine_result(inner_run)
 
         def get_value_from_output(self, output, identifier):

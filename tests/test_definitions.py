@@ -36,3 +36,23 @@ def test_every_file_is_valid(kind, directory):
 def test_a_misspelled_element_is_caught():
     bad = etree.fromstring(b'<benchmark tool="x"><rundefinition name="a"><optoin name="--timer">bash</optoin></rundefinition></benchmark>')
     assert not dtd("benchmark").validate(bad)
+
+
+def test_default_time_apis_tasks_give_30_distinct_runs_per_input():
+    """Plain `benchexec benchmark-defs/time-apis.xml` runs the committed repetitions: 30 per input,
+    each its own task name (BenchExec drops duplicate includes), and they match what the kit writes."""
+    import yaml
+
+    from analysis.experiments import TIME_APIS
+    from analysis.tasks import TASK_TEMPLATE
+
+    tree = etree.parse(str(TIME_APIS.benchmark))
+    for include in tree.iter("include"):
+        tasks = sorted(TIME_APIS.benchmark.parent.glob(include.text))
+        assert len(tasks) == TIME_APIS.default_reps == 30, include.text
+        assert len({t.name for t in tasks}) == len(tasks)
+        for rep, task in enumerate(tasks, start=1):
+            content = yaml.safe_load(task.read_text())
+            assert content["format_version"] == "2.0"
+            assert (task.parent / content["input_files"]).resolve().is_file()
+            assert task.read_text() == TASK_TEMPLATE.format(rep=rep, count=30, input=content["input_files"])

@@ -64,6 +64,11 @@ def build_parser():
         "busy processes (outside BenchExec's cgroups), run benchexec on the experiment's benchmark "
         "definition with a distinct --name, stop the load. Writes sweep.json (conditions, "
         "environment, result files) next to BenchExec's results, then tables and the report.",
+        epilog="examples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
+        "  timekit run time-apis --preset thesis      # 1000 runs x loads 0-6 x 4 APIs (hours)\n"
+        "  timekit run time-apis --loads 0-4 --reps 100 --reruns 5\n"
+        "  timekit run time-apis --resume             # continue the latest interrupted sweep",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
     run.add_argument("--preset", default="quick", help="quick (demo-sized) or thesis (the source's full design); default quick")

@@ -12,6 +12,7 @@ Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
 import argparse
 import datetime
 import sys
+import textwrap
 from pathlib import Path
 
 from analysis import environment, experiments, pipeline, runner, system
@@ -60,10 +61,11 @@ def build_parser():
 
     run = commands.add_parser(
         "run", help="run one experiment's sweep under benchexec",
-        description="Run an experiment: for every rerun and load level, start that many background "
-        "busy processes (outside BenchExec's cgroups), run benchexec on the experiment's benchmark "
-        "definition with a distinct --name, stop the load. Writes sweep.json (conditions, "
-        "environment, result files) next to BenchExec's results, then tables and the report.",
+        description=textwrap.fill(
+            "Run an experiment: for every rerun and load level, start that many background "
+            "busy processes (outside BenchExec's cgroups), run benchexec on the experiment's benchmark "
+            "definition with a distinct --name, stop the load. Writes sweep.json (conditions, "
+            "environment, result files) next to BenchExec's results, then tables and the report.", 78),
         epilog="examples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
         "  timekit run time-apis --preset thesis      # 1000 runs x loads 0-6 x 4 APIs (hours)\n"
         "  timekit run time-apis --loads 0-4 --reps 100 --reruns 5\n"

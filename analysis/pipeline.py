@@ -17,6 +17,10 @@ from analysis.experiments import EXPERIMENTS
 from analysis.report import Report, Table, write_report
 
 
+# every column some section reads (the loader skips the rest)
+COLUMNS = set(time_apis.COLUMNS)
+
+
 class PipelineError(Exception):
     """Tables or report cannot be made (one line for the user)."""
 
@@ -63,10 +67,10 @@ def _sweep_inputs(path):
             for name in step.result_files:
                 files.append(path / name)
                 conditions[name] = (step.load, step.rerun)
-        return results.load_results(files), conditions, sweep
+        return results.load_results(files, COLUMNS), conditions, sweep
     if path.is_dir():
-        return _without_duplicate_blocks(results.load_results(path)), {}, None
-    return results.load_results([path]), {}, None
+        return _without_duplicate_blocks(results.load_results(path, COLUMNS)), {}, None
+    return results.load_results([path], COLUMNS), {}, None
 
 
 def _without_duplicate_blocks(tables):

@@ -21,6 +21,9 @@ API_ORDER = ("runexec", "bash", "fish", "gnu")
 API_LABEL = {"runexec": "RunExec (cgroups)", "bash": "bash time", "fish": "fish time", "gnu": "GNU time"}
 ALPHA = 0.05
 PRACTICAL = 0.01  # a difference below 1 % of the mean is reported as "~" even when significant
+# the result columns this analysis reads; the loader skips all others
+COLUMNS = ("status", "category", "cputime", "walltime", "timer-user", "timer-sys", "timer-real",
+           "self-clock", "self-cputime")
 _TIMER_OPTION = re.compile(r"--timer[= ](\S+)")
 _TASK_INPUT = re.compile(r"([^/]+?)\.r\d+\.yml$")
 _NAME_CONDITION = re.compile(r"load(\d+)-rerun(\d+)")

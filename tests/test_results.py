@@ -2,6 +2,7 @@
 SI units, every bad input is one line that starts with its path, and nothing else escapes."""
 
 import bz2
+import dataclasses
 import gzip
 import math
 import pathlib
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis import results
 from analysis.results import ResultFileError, RunTable, load_result, load_results
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchexec-results-corpus"
@@ -256,6 +258,14 @@ def test_units_are_converted_to_si(tmp_path):
     assert table.columns["memUsage"][:3] == pytest.approx([128032768, 129118208, 132337664])
 
 
+def test_nonfinite_counts_what_the_file_writes(tmp_path):
+    """A huge value in a large unit overflows to inf in SI units; the file wrote a number."""
+    path = corpus_variant(tmp_path, "huge.xml", [('value="2.169189428s"', 'value="1e308h"')])
+    table = load_result(path)
+    assert table.columns["cputime"][0] == math.inf
+    assert "cputime" not in table.nonfinite
+
+
 def test_legacy_unitless_seconds(tmp_path):
     path = corpus_variant(tmp_path, "unitless.xml", [
         ('value="2.169189428s"', 'value="2.169189428"'),
@@ -478,3 +488,205 @@ def test_fuzz_loads_or_raises_result_file_error(tmp_path, data):
     else:
         assert isinstance(table, RunTable)
         assert all(len(array) == len(table) for array in table.columns.values())
+
+
+# -- columns=, and the fast reader against the strict one ---------------------------------------
+
+TIME_APIS_COLUMNS = {"cputime", "walltime", "timer-user", "timer-sys", "timer-real", "self-clock", "self-cputime"}
+
+
+def generated_file(tmp_path, name="large.results.xml.bz2", runs=2000, seed=1):
+    """A file of the time-APIs experiment as benchmarks/make_large_result.py writes it."""
+    path = tmp_path / name
+    runpy.run_path(str(GENERATOR))["main"]([str(path), "--runs", str(runs), "--seed", str(seed)])
+    return path
+
+
+def assert_same_arrays(first, second):
+    """Same dtype and values; floats bit for bit (NaN payloads, -0.0), strings as str."""
+    assert first.dtype == second.dtype and first.shape == second.shape
+    if first.dtype == np.float64:
+        assert (first.view(np.uint64) == second.view(np.uint64)).all()
+    else:
+        assert first.tolist() == second.tolist()
+        assert all(type(value) is str for value in first.tolist())
+
+
+def assert_same_tables(first, second):
+    """Every field of two RunTables equal, dicts in the same order."""
+    for field in dataclasses.fields(RunTable):
+        a, b = getattr(first, field.name), getattr(second, field.name)
+        if isinstance(a, np.ndarray):
+            assert_same_arrays(a, b)
+        elif isinstance(a, dict):
+            assert list(a) == list(b), field.name
+            for key in a:
+                if isinstance(a[key], np.ndarray):
+                    assert_same_arrays(a[key], b[key])
+                else:
+                    assert a[key] == b[key], (field.name, key)
+        else:
+            assert a == b, field.name
+
+
+def load_outcome(path, fast, columns=None):
+    """The RunTable, or the error message."""
+    try:
+        return results._load(path, columns, fast=fast)
+    except ResultFileError as e:
+        return str(e)
+
+
+def assert_same_outcome(path, columns=None):
+    """The fast reader (with its fall-back) gives what the strict reader gives."""
+    fast, strict = load_outcome(path, True, columns), load_outcome(path, False, columns)
+    if isinstance(fast, str) or isinstance(strict, str):
+        assert fast == strict
+    else:
+        assert_same_tables(fast, strict)
+
+
+def forbid_fallback(monkeypatch):
+    """Make the strict reader fail the test: the fast reader must read the file itself."""
+    def fail(*args):
+        raise AssertionError("the fast reader gave up")
+    monkeypatch.setattr(results, "_collect_strict", fail)
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_FILES))
+def test_fast_reader_gives_the_strict_readers_table(name, monkeypatch):
+    strict = results._load(CORPUS / name, None, fast=False)
+    forbid_fallback(monkeypatch)  # the fast reader reads every corpus file itself
+    assert_same_tables(results._load(CORPUS / name, None, fast=True), strict)
+
+
+@pytest.mark.parametrize("name", ["large.results.xml.bz2", "large.results.xml", "large.results.xml.gz"])
+def test_fast_reader_on_generated_file(tmp_path, name, monkeypatch):
+    """2,000 runs: many chunks, the scanner learning new columns (runs that time out) as it goes."""
+    path = generated_file(tmp_path, name)
+    strict = results._load(path, None, fast=False)
+    assert len(strict) == 2000
+    monkeypatch.setattr(results, "_CHUNK_SIZE", 1 << 14)  # ~16 runs a chunk, a few cut mid-run
+    monkeypatch.setattr(results, "_CHILD_MIN_BYTES", 0)  # bz2 from the child process
+    forbid_fallback(monkeypatch)
+    assert_same_tables(results._load(path, None, fast=True), strict)
+
+
+def test_text_after_numbers_is_read_again_by_the_fast_reader(tmp_path, monkeypatch):
+    """The fast reader keeps no text of numbers; a text value late in a numeric column makes it
+    read the file again, keeping it, and gives the strict reader's table."""
+    path = generated_file(tmp_path, "late-text.results.xml")
+    text = path.read_text()
+    last = text.rindex('<column title="divisors" value="')
+    path.write_text(text[:last] + text[last:].replace('value="80"', 'value="n/a"', 1))
+    strict = results._load(path, None, fast=False)
+    assert strict.text_columns["divisors"][-1] == "n/a" and strict.text_columns["divisors"][0] == "16"
+    monkeypatch.setattr(results, "_CHUNK_SIZE", 1 << 14)
+    forbid_fallback(monkeypatch)
+    assert_same_tables(results._load(path, None, fast=True), strict)
+
+
+def test_columns_keeps_only_the_columns_asked_for(tmp_path):
+    path = generated_file(tmp_path, runs=300)
+    full = load_result(path)
+    for fast in (True, False):
+        table = results._load(path, TIME_APIS_COLUMNS | {"no-such-column"}, fast=fast)
+        assert set(table.columns) == TIME_APIS_COLUMNS
+        assert list(table.text_columns) == ["status", "category"]  # always kept, in file order
+        assert table.status is table.text_columns["status"]
+        for title in TIME_APIS_COLUMNS:
+            assert_same_arrays(table.columns[title], full.columns[title])
+            assert table.units[title] == full.units[title]
+        assert_same_arrays(table.tasks, full.tasks)
+        assert table.valid().tolist() == full.valid().tolist()
+    only_status = load_result(path, columns=[])
+    assert only_status.columns == {} and list(only_status.text_columns) == ["status", "category"]
+    assert load_results([path], columns={"cputime"})[0].columns.keys() == {"cputime"}
+    assert load_result(path, columns="cputime").columns.keys() == {"cputime"}  # one title, not letters
+
+
+def test_columns_skips_bad_columns_it_does_not_keep(tmp_path):
+    """A column left out is never converted, so its unknown unit is no error."""
+    path = unknown_unit(tmp_path)
+    with pytest.raises(ResultFileError):
+        load_result(path)
+    assert load_result(path, columns={"walltime"}).units == {"walltime": "s"}
+
+
+RUN = '<run files="[a.c]" name="a.c">'
+COLUMN = '<column title="cputime" value="2.169189428s"/>'
+
+# Files the fast reader must leave to the strict one (or read the same), and what they test.
+SURPRISES = {
+    "entity": [(RUN, RUN.replace("a.c]", "a&amp;b.c]"))],
+    "character reference": [(COLUMN, COLUMN.replace("2.169", "&#50;.169"))],
+    "comment between runs": [("</run>\n  <run", "</run><!-- <run name='x'></run> -->\n  <run")],
+    "comment in a run": [(COLUMN, "<!-- x -->" + COLUMN)],
+    "CDATA between runs": [("</run>\n  <run", "</run><![CDATA[ <run> ]]>\n  <run")],
+    "processing instruction": [("</run>\n  <run", "</run><?timekit-runs?>\n  <run")],
+    "other element in a run": [(COLUMN, "<log/>" + COLUMN)],
+    "text in a run": [(COLUMN, "x" + COLUMN)],
+    "single quotes": [(COLUMN, COLUMN.replace('"', "'"))],
+    "tab in a value": [(COLUMN, COLUMN.replace("2.169", "\t2.169"))],
+    "newline in an attribute": [(RUN, RUN.replace("[a.c]", "[a\nb.c]"))],
+    "title after value": [(COLUMN, '<column value="2.169189428s" title="cputime"/>')],
+    "hidden twice": [(COLUMN, '<column hidden="true" title="cputime" value="1s" hidden="true"/>')],
+    "no value": [(COLUMN, '<column title="cputime"/>')],
+    "empty value": [(COLUMN, '<column title="cputime" value=""/>')],
+    "duplicate run attribute": [(RUN, RUN.replace(">", ' name="b">'))],
+    "namespace on a run": [(RUN, RUN.replace(">", ' xmlns="urn:x">'))],
+    "namespace prefix": [(RUN, RUN.replace(">", ' x:y="1">'))],
+    "self-closing run": [("</run>\n  <run", '</run><run name="empty"/>\n  <run')],
+    "run after the totals": [("</result>", '<column title="cputime" value="1s"/><run name="late"></run></result>')],
+    "nested run": [(COLUMN, '<run name="inner"></run>' + COLUMN)],
+    "systeminfo between runs": [("</run>\n  <run", "</run><systeminfo hostname='h'/>\n  <run")],
+    "end tag with space": [("</run>", "</run >")],
+    "run in a comment before the runs": [("<columns>", "<!-- <run name='x'><column title='a' value='1'/></run> --><columns>")],
+    "unclosed run": [("</result>", "<run name='open'></result>")],
+    "no end of result": [("</result>", "")],
+    "garbage after the end": [("</result>", "</result><result/>")],
+    "latin-1 declared": [('<?xml version="1.0" ?>', '<?xml version="1.0" encoding="ISO-8859-1"?>'),
+                         (RUN, RUN.replace("a.c]", "\xe4.c]"))],
+    "XML 1.1": [('<?xml version="1.0" ?>', '<?xml version="1.1" ?>')],
+    "non-ASCII task": [(RUN, RUN.replace("a.c]", "\u00e4\u4e2d\U0001f600.c]"))],
+    "forbidden character": [(RUN, RUN.replace("a.c]", "a\ufffe.c]"))],
+    "entity defined for the runs": [('<?xml version="1.0" ?>', '<?xml version="1.0" ?><!DOCTYPE result ['
+                                     '<!ENTITY r "<run name=\'z\'/>">]>'), ("<columns>", "&r;<columns>")],
+    "attribute default": [('<?xml version="1.0" ?>', '<?xml version="1.0" ?><!DOCTYPE result ['
+                           '<!ATTLIST run options CDATA "-x">]>')],
+    "attribute type": [('<?xml version="1.0" ?>', '<?xml version="1.0" ?><!DOCTYPE result ['
+                        '<!ATTLIST column value NMTOKENS #IMPLIED>]>'), (COLUMN, COLUMN + '<column title="x" value=" a  b "/>')],
+    "attribute type from an entity": [('<?xml version="1.0" ?>', '<?xml version="1.0" ?><!DOCTYPE result ['
+                                       '<!ENTITY % d "&#60;!ATTLIST column value NMTOKENS #IMPLIED>"> %d;]>'),
+                                      (COLUMN, COLUMN + '<column title="x" value=" a  b "/>')],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SURPRISES))
+def test_surprises_give_what_the_strict_reader_gives(tmp_path, name):
+    source = "test.2015-03-03_1613.results.predicateAnalysis.1.xml"  # one run, a.c added below
+    text = (CORPUS / source).read_text().replace("<run ", RUN + COLUMN + "</run>\n  <run ", 1)
+    for old, new in SURPRISES[name]:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "surprise.results.xml"
+    path.write_bytes(text.encode("latin-1" if "latin" in name else "utf-8"))
+    assert_same_outcome(path)
+    assert_same_outcome(path, columns={"cputime"})
+
+
+@pytest.mark.parametrize("make", [truncated_bz2, corrupt_bz2, empty_bz2], ids=lambda make: make.__name__)
+def test_bz2_child_process_errors_are_the_strict_readers(tmp_path, make, monkeypatch):
+    monkeypatch.setattr(results, "_CHILD_MIN_BYTES", 0)
+    path = make(tmp_path)
+    message = load_outcome(path, False)
+    assert isinstance(message, str) and message == load_outcome(path, True)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # one file, rewritten
+@given(data=mutated_xml())
+def test_fuzz_fast_reader_gives_the_strict_readers_outcome(tmp_path, data):
+    path = tmp_path / "fuzz.results.xml"
+    path.write_bytes(data)
+    assert_same_outcome(path)

@@ -53,43 +53,45 @@ class RunexecTimer(Timer):
     name = "runexec"
 
 
-class BashTimer(Timer):
+class OneLineTimer(Timer):
+    """A timer whose format we choose: one line `<tag> real=R user=U sys=S` in seconds."""
+
+    tag = None
+
+    def __init_subclass__(cls):
+        cls._line = re.compile(rf"^{cls.tag} real={_NUMBER} user={_NUMBER} sys={_NUMBER}\s*$")
+
+    def values(self, output):
+        for line in reversed(output):
+            match = self._line.match(line)
+            if match:
+                return dict(zip(COLUMNS, map(_seconds, match.groups())))
+        return None
+
+
+class BashTimer(OneLineTimer):
     name = "bash"
     program = "bash"
+    tag = "bash-time"
     # %3R etc.: three digits is the most bash's TIMEFORMAT can print. The \n in the format is
     # expanded by bash, so the command line itself holds no newline and its header line in
-    # the log can never match the anchored pattern below.
+    # the log can never match the anchored pattern.
     SCRIPT = "TIMEFORMAT=$'\\nbash-time real=%3R user=%3U sys=%3S'; time \"$@\""
     own_lines = re.compile(r"^bash-time real=")
-    _line = re.compile(rf"^bash-time real={_NUMBER} user={_NUMBER} sys={_NUMBER}\s*$")
 
     def prefix(self, path):
         return [path, "-c", self.SCRIPT, "bash"]
 
-    def values(self, output):
-        for line in reversed(output):
-            match = self._line.match(line)
-            if match:
-                return dict(zip(COLUMNS, map(_seconds, match.groups())))
-        return None
 
-
-class GnuTimer(Timer):
+class GnuTimer(OneLineTimer):
     name = "gnu"
     program = "time"
+    tag = "gnu-time"
     FORMAT = "\\ngnu-time real=%e user=%U sys=%S"  # GNU time expands \n itself
     own_lines = re.compile(r"^gnu-time real=|^Command (exited with non-zero|terminated by)")
-    _line = re.compile(rf"^gnu-time real={_NUMBER} user={_NUMBER} sys={_NUMBER}\s*$")
 
     def prefix(self, path):
         return [path, "-f", self.FORMAT, "--"]
-
-    def values(self, output):
-        for line in reversed(output):
-            match = self._line.match(line)
-            if match:
-                return dict(zip(COLUMNS, map(_seconds, match.groups())))
-        return None
 
 
 class FishTimer(Timer):
@@ -236,8 +238,7 @@ def wrap(inner_module):
             if not path:
                 raise UnsupportedFeatureException(
                     f"timer '{timer.name}' needs the program '{timer.program}', which is "
-                    f"not installed; install it (Debian: apt-get install "
-                    f"{'time' if timer.program == 'time' else timer.program}) "
+                    f"not installed; install it (Debian: apt-get install {timer.program}) "
                     f"or drop the run definition"
                 )
             return [*timer.prefix(path), *command]

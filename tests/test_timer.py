@@ -128,3 +128,12 @@ def test_timer_agrees_with_runexec_cgroup_of_the_same_run(name, programs, scratc
     timer_cpu = float(values["timer-user"]) + float(values["timer-sys"])
     # the cgroup also counts the timer's own process; GNU time truncates to 10 ms
     assert cgroup_cpu - 0.03 <= timer_cpu <= cgroup_cpu + 0.002
+
+
+def test_missing_timer_program_is_one_clear_error(programs, scratch):
+    """A machine without fish: the fish run definition fails with what to install, not a traceback."""
+    tool = TimedDivisors()
+    tool.executable(BaseTool2.ToolLocator(None, True, True))
+    tool._locator = BaseTool2.ToolLocator(str(scratch), use_path=False, use_current=False)  # finds nothing
+    with pytest.raises(UnsupportedFeatureException, match="apt-get install fish"):
+        tool.cmdline("programs/bin/divisors", ["--timer", "fish"], task_for(scratch / "n.txt"), BaseTool2.ResourceLimits())

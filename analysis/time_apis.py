@@ -151,9 +151,9 @@ def summary_table(samples, apis, loads, quantity, label):
     table = Table(
         title=f"{label}: summary per timing API and load level",
         columns=["API", "load", "n", "excluded", "mean (ms)", "sd (ms)", "CV (%)", "median (ms)",
-                 "MAD (ms)", "min (ms)", "max (ms)", "95 % CI of mean (ms)"],
+                 "MAD (ms)", "min (ms)", "max (ms)", "95 % CI (ms)"],
         rows=rows,
-        caption="n counts runs that finished normally; excluded runs (timeout, error, missing "
+        caption="95 % CI: of the mean, Student t. n counts runs that finished normally; excluded runs (timeout, error, missing "
                 "value) are left out of every statistic.",
     )
     return table, data

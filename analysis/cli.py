@@ -4,7 +4,7 @@
   timekit demo                  set up, run every experiment's quick preset, tables, one report
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
-  timekit env                   the machine's noise sources, as recorded with every sweep
+  timekit env check             the machine's noise sources, as recorded with every sweep
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
 """
@@ -85,7 +85,9 @@ def build_parser():
     report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
 
-    commands.add_parser("env", help="show the machine's noise sources")
+    env = commands.add_parser("env", help="show the machine's noise sources (env check)")
+    env.add_argument("action", nargs="?", choices=["check"], default="check",
+                     help="check (default): every noise source with its value, a verdict and why")
     return parser
 
 
@@ -148,7 +150,7 @@ def cmd_demo(args):
 
 def cmd_env(args):
     for probe in environment.check():
-        print(f"{probe.name:20} {probe.value:30} {probe.verdict:8} {probe.why}")
+        print(f"{probe.name:24} {probe.value:34} {probe.verdict:8} {probe.why}")
     return 0
 
 

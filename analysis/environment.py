@@ -150,6 +150,78 @@ def _probe_load(m):
                  "other work competes for the CPUs" if busy else "the machine is mostly idle")
 
 
+def _probe_frequency_range(m):
+    lows = m.per_cpu_values("cpufreq/scaling_min_freq")
+    highs = m.per_cpu_values("cpufreq/scaling_max_freq")
+    if not lows or not highs:
+        return Probe("frequency range", UNKNOWN, "unknown", "no cpufreq scaling_min_freq/scaling_max_freq")
+    low, high = min(map(int, lows)), max(map(int, highs))
+    fixed = len(lows | highs) == 1
+    return Probe("frequency range", f"{low / 1e6:g}-{high / 1e6:g} GHz", "good" if fixed else "noisy",
+                 "minimum = maximum: one clock for every run" if fixed else "the clock may move between these bounds")
+
+
+def _probe_isolation(m):
+    isolated = m.read("/sys/devices/system/cpu/isolated")
+    nohz = m.read("/sys/devices/system/cpu/nohz_full")
+    if isolated is None and nohz is None:
+        return Probe("isolated CPUs", UNKNOWN, "unknown", "neither cpu/isolated nor cpu/nohz_full is readable")
+    value = f"isolated: {isolated or 'none'}, nohz_full: {nohz or ('none' if nohz is not None else 'unknown')}"
+    good = bool(isolated)
+    return Probe("isolated CPUs", value, "good" if good else "info",
+                 "benchmarks pinned there see no other tasks" if good else "every CPU also runs other tasks and the timer tick")
+
+
+def _probe_thp(m):
+    text = m.read("/sys/kernel/mm/transparent_hugepage/enabled")
+    if text is None:
+        return Probe("transparent huge pages", UNKNOWN, "unknown", "transparent_hugepage/enabled unreadable")
+    mode = text[text.index("[") + 1:text.index("]")] if "[" in text else text
+    return Probe("transparent huge pages", mode, "noisy" if mode == "always" else "good",
+                 "khugepaged may merge pages during a run" if mode == "always" else "huge pages only where asked for")
+
+
+def _probe_swap(m):
+    meminfo = m.read("/proc/meminfo")
+    vmstat = m.read("/proc/vmstat")
+    if meminfo is None or vmstat is None:
+        return Probe("swap", UNKNOWN, "unknown", "/proc/meminfo or /proc/vmstat unreadable")
+    fields = dict(line.split(":", 1) for line in meminfo.splitlines() if ":" in line)
+    total_kib = int(fields["SwapTotal"].split()[0])
+    counters = dict(line.split() for line in vmstat.splitlines() if line.startswith("pswp"))
+    pages = int(counters.get("pswpin", 0)) + int(counters.get("pswpout", 0))
+    used = total_kib - int(fields["SwapFree"].split()[0])
+    value = f"{total_kib // 1024} MiB, {used // 1024} MiB used, {pages} pages swapped since boot"
+    return Probe("swap", value, "noisy" if pages else "good",
+                 "pages went to swap: a run can stall on I/O" if pages else "nothing swapped since boot")
+
+
+def _probe_perf_rate(m):
+    rate = m.read("/proc/sys/kernel/perf_event_max_sample_rate")
+    if rate is None:
+        return Probe("perf sample rate", UNKNOWN, "unknown", "perf_event_max_sample_rate unreadable")
+    return Probe("perf sample rate", f"{rate} Hz", "info",
+                 "the kernel lowers it after slow perf interrupts, a sign of interrupt overhead (pyperf checks it)")
+
+
+def _probe_irqbalance(m):
+    proc = m.root / "proc"
+    if not proc.is_dir():
+        return Probe("IRQ balancing", UNKNOWN, "unknown", "/proc unreadable")
+    running = any(m.read(f"/proc/{pid.name}/comm") == "irqbalance" for pid in proc.iterdir() if pid.name.isdigit())
+    return Probe("IRQ balancing", "irqbalance running" if running else "no irqbalance", "noisy" if running else "good",
+                 "interrupts move between CPUs during runs" if running else "interrupt affinity stays as set")
+
+
+def _probe_clocksource(m):
+    source = m.read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    if source is None:
+        return Probe("clock source", UNKNOWN, "unknown", "current_clocksource unreadable")
+    good = source == "tsc"
+    return Probe("clock source", source, "good" if good else "noisy",
+                 "TSC: cheap, fine-grained time reads" if good else "slower time reads than the TSC, coarser in some VMs")
+
+
 PROBES = {
     "CPU model": _probe_cpu_model,
     "online CPUs": _probe_cores,
@@ -160,6 +232,13 @@ PROBES = {
     "turbo/boost": _probe_boost,
     "ASLR": _probe_aslr,
     "load average": _probe_load,
+    "frequency range": _probe_frequency_range,
+    "isolated CPUs": _probe_isolation,
+    "transparent huge pages": _probe_thp,
+    "swap": _probe_swap,
+    "perf sample rate": _probe_perf_rate,
+    "IRQ balancing": _probe_irqbalance,
+    "clock source": _probe_clocksource,
 }
 
 
@@ -170,7 +249,7 @@ def check(root="/"):
     for name, probe in PROBES.items():
         try:
             probes.append(probe(machine))
-        except (ValueError, IndexError) as e:
+        except (ValueError, IndexError, KeyError) as e:
             probes.append(Probe(name, UNKNOWN, "unknown", f"unparseable: {e}"))
     return probes
 

@@ -23,6 +23,13 @@ def test_bare_metal_layout():
     assert (p["ASLR"].value, p["ASLR"].verdict) == ("2", "noisy")
     assert p["load average"].value == "3.52 2.10 1.05 (5 runnable)" and p["load average"].verdict == "noisy"
     assert p["kernel"].value == "6.1.0-18-amd64"
+    assert (p["frequency range"].value, p["frequency range"].verdict) == ("0.8-4.6 GHz", "noisy")
+    assert p["isolated CPUs"].value == "isolated: 2-3, nohz_full: 2-3" and p["isolated CPUs"].verdict == "good"
+    assert (p["transparent huge pages"].value, p["transparent huge pages"].verdict) == ("always", "noisy")
+    assert p["swap"].value == "2047 MiB, 1023 MiB used, 12288 pages swapped since boot" and p["swap"].verdict == "noisy"
+    assert p["perf sample rate"].value == "50000 Hz"
+    assert (p["IRQ balancing"].value, p["IRQ balancing"].verdict) == ("irqbalance running", "noisy")
+    assert (p["clock source"].value, p["clock source"].verdict) == ("hpet", "noisy")
 
 
 def test_this_vm_layout():
@@ -33,18 +40,28 @@ def test_this_vm_layout():
     assert p["turbo/boost"].value == "unknown"
     assert p["ASLR"].value == "2"
     assert p["online CPUs"].value.startswith("2 ")
+    assert p["frequency range"].value == "unknown"
+    assert p["isolated CPUs"].value == "isolated: none, nohz_full: unknown"
+    assert p["transparent huge pages"].value == "madvise"
+    assert p["swap"].verdict == "good" and p["IRQ balancing"].value == "no irqbalance"
+    assert p["clock source"].value == "tsc"
 
 
 def test_unreadable_files_say_unknown_never_guess(tmp_path):
     p = probes(tmp_path)  # an empty root: nothing readable
-    for name in ("CPU model", "online CPUs", "kernel", "virtualization", "SMT", "ASLR", "load average", "turbo/boost"):
+    for name in ("CPU model", "online CPUs", "kernel", "virtualization", "SMT", "ASLR", "load average", "turbo/boost",
+                 "frequency range", "isolated CPUs", "transparent huge pages", "swap", "perf sample rate",
+                 "IRQ balancing", "clock source"):
         assert p[name].value == "unknown", name
 
 
 def test_odd_content_is_unknown_not_a_crash(tmp_path):
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc" / "loadavg").write_text("garbage\n")
-    assert probes(tmp_path)["load average"].value == "unknown"
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 1 kB\n")  # no swap lines
+    (tmp_path / "proc" / "vmstat").write_text("pswpin 0\n")
+    p = probes(tmp_path)
+    assert p["load average"].value == "unknown" and p["swap"].value == "unknown"
 
 
 def test_cpu_list_counting():

@@ -4,6 +4,7 @@
   timekit demo                  set up, run every experiment's quick preset, tables, one report
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
+  timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
   timekit env check             the machine's noise sources, as recorded with every sweep
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
@@ -15,7 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from analysis import environment, experiments, pipeline, runner, system
+from analysis import compare as compare_mod
+from analysis import environment, experiments, pipeline, results, runner, system
 from analysis.tasks import TaskError
 
 EXIT_ERROR = 2
@@ -45,6 +47,16 @@ def positive_int(text):
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return value
+
+
+def probability(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number between 0 and 1")
     return value
 
 
@@ -84,6 +96,22 @@ def build_parser():
     report = commands.add_parser("report", help="write the analysis report of finished sweeps")
     report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
+
+    compare = commands.add_parser(
+        "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
+        description=textwrap.fill(
+            "Per run definition, input and column: the change as a ratio of means with a bootstrap CI, "
+            "Welch's t-test (drives the verdict) and Mann-Whitney U, Holm-corrected over all rows. "
+            "'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 when "
+            "anything is significantly slower beyond the threshold, 0 otherwise, 2 on bad input.", 78))
+    compare.add_argument("base", type=Path, help="result file, directory of result files, or sweep directory")
+    compare.add_argument("new", type=Path, help="the same, for the candidate")
+    compare.add_argument("--column", action="append", dest="columns",
+                         help="column to compare (repeatable; default: cputime and walltime)")
+    compare.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--threshold", type=probability, default=0.02,
+                         help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
+    compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
     env = commands.add_parser("env", help="show the machine's noise sources (env check)")
     env.add_argument("action", nargs="?", choices=["check"], default="check",
@@ -148,13 +176,28 @@ def cmd_demo(args):
     return 0
 
 
+def cmd_compare(args):
+    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
+    wanted = {"status", "category", *columns}
+    try:
+        base = pipeline.load_tables(args.base, wanted)[:2]
+        new = pipeline.load_tables(args.new, wanted)[:2]
+    except results.ResultFileError as e:
+        raise pipeline.PipelineError(str(e)) from None
+    rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
+    if not rows:
+        raise pipeline.PipelineError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")
+    print(compare_mod.render(rows, args.format, args.alpha, args.threshold))
+    return 1 if compare_mod.regressed(rows) else 0
+
+
 def cmd_env(args):
     for probe in environment.check():
         print(f"{probe.name:24} {probe.value:34} {probe.verdict:8} {probe.why}")
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "env": cmd_env}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
 USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError)
 
 

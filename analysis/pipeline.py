@@ -57,7 +57,7 @@ def tables_for_sweep(directory, sweep):
     return pages
 
 
-def _sweep_inputs(path):
+def load_tables(path, columns=COLUMNS):
     """(RunTables, conditions by file name, sweep or None) of a sweep directory or result files."""
     path = Path(path)
     if (path / runner.MANIFEST).exists():
@@ -67,10 +67,10 @@ def _sweep_inputs(path):
             for name in step.result_files:
                 files.append(path / name)
                 conditions[name] = (step.load, step.rerun)
-        return results.load_results(files, COLUMNS), conditions, sweep
+        return results.load_results(files, columns), conditions, sweep
     if path.is_dir():
-        return _without_duplicate_blocks(results.load_results(path, COLUMNS)), {}, None
-    return results.load_results([path], COLUMNS), {}, None
+        return _without_duplicate_blocks(results.load_results(path, columns)), {}, None
+    return results.load_results([path], columns), {}, None
 
 
 def _without_duplicate_blocks(tables):
@@ -86,7 +86,7 @@ def build_report(paths, table_pages=()):
     `table_pages` are table-generator pages to list, as paths relative to the report."""
     tables, conditions, sweeps = [], {}, []
     for path in paths:
-        t, c, sweep = _sweep_inputs(path)
+        t, c, sweep = load_tables(path)
         tables += t
         conditions.update(c)
         if sweep:

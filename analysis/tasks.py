@@ -9,7 +9,8 @@ N per input into its directory.
 """
 
 import os
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 
 REPO = Path(__file__).resolve().parent.parent
 TASK_TEMPLATE = """\
@@ -17,6 +18,16 @@ format_version: '2.0'
 # repetition {rep} of {count}, written by analysis.tasks; all repetitions share one input
 input_files: '{input}'
 """
+
+
+_REPETITION = re.compile(r"([^/]+?)\.r\d+\.yml$")
+
+
+def input_of(task_name):
+    """The input a run measured: `<input>` of a repetition task `<input>.r<k>.yml`, else the
+    task file's stem (a plain task is its own input)."""
+    match = _REPETITION.search(task_name)
+    return match.group(1) if match else PurePosixPath(task_name).stem
 
 
 class TaskError(Exception):

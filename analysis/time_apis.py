@@ -8,7 +8,6 @@ cputime for runexec. Runs that timed out, failed or lack a value are counted and
 """
 
 import re
-from pathlib import PurePosixPath
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +15,7 @@ from scipy import stats as scipy_stats
 
 from analysis import plots, stats
 from analysis.report import Figure, Finding, Section, Table
+from analysis.tasks import input_of
 
 API_ORDER = ("runexec", "bash", "fish", "gnu")
 API_LABEL = {"runexec": "RunExec (cgroups)", "bash": "bash time", "fish": "fish time", "gnu": "GNU time"}
@@ -25,7 +25,6 @@ PRACTICAL = 0.01  # a difference below 1 % of the mean is reported as "~" even w
 COLUMNS = ("status", "category", "cputime", "walltime", "timer-user", "timer-sys", "timer-real",
            "self-clock", "self-cputime")
 _TIMER_OPTION = re.compile(r"--timer[= ](\S+)")
-_TASK_INPUT = re.compile(r"([^/]+?)\.r\d+\.yml$")
 _NAME_CONDITION = re.compile(r"load(\d+)-rerun(\d+)")
 
 
@@ -97,7 +96,7 @@ def collect(tables, conditions=None):
             api=np.full(n, api_of(table), dtype=object),
             load=np.full(n, load),
             rerun=np.full(n, rerun),
-            input=np.array([_input_of(t) for t in table.tasks], dtype=object),
+            input=np.array([input_of(t) for t in table.tasks], dtype=object),
             task=table.tasks,
             status=table.status,
             valid=table.valid(),
@@ -115,11 +114,6 @@ def collect(tables, conditions=None):
     # a run counts only if it finished and its API's values exist
     samples.valid &= np.isfinite(samples.observed_cpu) & np.isfinite(samples.observed_wall)
     return samples
-
-
-def _input_of(task):
-    match = _TASK_INPUT.search(task)
-    return match.group(1) if match else PurePosixPath(task).stem
 
 
 def _ordered_apis(samples):

@@ -1,16 +1,20 @@
 """
-The Debian packages the kit needs, and installing them.
+The Debian packages the kit needs, and installing them: the one list of them.
 
 As root the kit installs what is missing with apt-get; otherwise it names the exact command and
 goes on with what the machine has (a missing timer drops that timing API from the sweep).
+Standard library only, so that `./demo` can run it before the kit's venv exists:
+    python3 -m analysis.system          install what is missing (or say how)
+    python3 -m analysis.system --list   the package names (for .ci/run)
 """
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 
-# program -> Debian package that provides it, and what is lost without it
+# program on PATH (or "python:<module>") -> Debian package that provides it, and what is lost without it
 REQUIREMENTS = {
     "fish": ("fish", "the fish timing API"),
     "time": ("time", "the GNU time timing API"),
@@ -18,12 +22,19 @@ REQUIREMENTS = {
     "cc": ("gcc", "building programs/"),
     "make": ("make", "building programs/"),
     "bc": ("bc", "the wrapped upstream tool-info example (calculatepi)"),
+    "python:ensurepip": ("python3-venv", "the kit's .venv"),
 }
 
 
+def _present(requirement):
+    if requirement.startswith("python:"):
+        return importlib.util.find_spec(requirement.split(":", 1)[1]) is not None
+    return shutil.which(requirement) is not None
+
+
 def missing_packages():
-    """{package: what is lost} for every required program not on PATH."""
-    return {package: loss for program, (package, loss) in REQUIREMENTS.items() if not shutil.which(program)}
+    """{package: what is lost} for every requirement this machine lacks."""
+    return {package: loss for requirement, (package, loss) in REQUIREMENTS.items() if not _present(requirement)}
 
 
 def install_command(packages):
@@ -48,3 +59,10 @@ def ensure_packages(out=sys.stderr):
         print(f"warning: {package} is not installed, so {loss} is unavailable; "
               f"to add it run: sudo {' '.join(install_command([package]))}", file=out)
     return missing
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:
+        print(" ".join(package for package, _ in REQUIREMENTS.values()))
+    else:
+        ensure_packages()

@@ -40,43 +40,43 @@ class Row:
     verdict: str = "~"
 
 
-def _groups(tables, conditions, column):
-    """{(run definition, input): (finished values, count left out)}; in a sweep the run
+def _groups(tables, conditions, columns):
+    """{(run definition, input, column): (finished values, count left out)}; in a sweep the run
     definition is named with its load level (reruns of one level pool)."""
     groups = {}
     for table in tables:
         condition = conditions.get(table.path.name)
         rundefinition = f"{table.rundefinition} @ load {condition[0]}" if condition else table.rundefinition
-        values = table.columns.get(column, np.full(len(table), np.nan))
-        keep = table.valid() & np.isfinite(values)
         inputs = np.array([input_of(t) for t in table.tasks], dtype=object)
-        for name in dict.fromkeys(inputs.tolist()):
-            mask = inputs == name
-            kept, left_out = groups.get((rundefinition, name), ([], 0))
-            kept.append(values[mask & keep])
-            groups[(rundefinition, name)] = (kept, left_out + int((mask & ~keep).sum()))
+        valid = table.valid()
+        for column in columns:
+            values = table.columns.get(column, np.full(len(table), np.nan))
+            keep = valid & np.isfinite(values)
+            for name in dict.fromkeys(inputs.tolist()):
+                mask = inputs == name
+                kept, left_out = groups.get((rundefinition, name, column), ([], 0))
+                kept.append(values[mask & keep])
+                groups[(rundefinition, name, column)] = (kept, left_out + int((mask & ~keep).sum()))
     return {key: (np.concatenate(kept), left_out) for key, (kept, left_out) in groups.items()}
 
 
 def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02):
     """Rows for every (run definition, input, column) present on both sides; base and new are
     (RunTables, conditions by file name) as pipeline.load_tables gives them."""
+    base_groups, new_groups = _groups(*base, columns), _groups(*new, columns)
     rows = []
-    for column in columns:
-        base_groups, new_groups = _groups(*base, column=column), _groups(*new, column=column)
-        for key in sorted(base_groups.keys() & new_groups.keys()):
-            (a, out_a), (b, out_b) = base_groups[key], new_groups[key]
-            if len(a) < 2 or len(b) < 2:
-                continue
-            tests = {r.test: r for r in stats.two_sample_tests(a, b, "base", "new", alpha=alpha,
-                                                                  tests=("Welch t", "Mann-Whitney U"))}
-            ratio = stats.ratio_of_means(a, b)
-            rows.append(Row(key[0], key[1], column, len(a), len(b), out_a, out_b, float(a.mean()), float(b.mean()),
-                            ratio.ratio, ratio.ci_low, ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p))
+    for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
+        (a, out_a), (b, out_b) = base_groups[key], new_groups[key]
+        if len(a) < 2 or len(b) < 2:
+            continue
+        tests = {r.test: r for r in stats.two_sample_tests(a, b, "base", "new", alpha=alpha,
+                                                              tests=("Welch t", "Mann-Whitney U"))}
+        ratio = stats.ratio_of_means(a, b)
+        rows.append(Row(*key, len(a), len(b), out_a, out_b, float(a.mean()), float(b.mean()),
+                        ratio.ratio, ratio.ci_low, ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p))
     for row, p in zip(rows, stats.holm([r.welch_p for r in rows]) if rows else []):
         row.p_holm = float(p)
-        if p < alpha and abs(row.ratio - 1) > threshold:
-            row.verdict = "slower" if row.ratio > 1 else "faster"
+        row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
     return rows
 
 

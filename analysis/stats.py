@@ -553,3 +553,11 @@ def modality(x, min_prominence: float = 0.05, max_valley: float = 0.8, min_mass:
     method = (f"gaussian_kde, h={h:.3g} ({how}); maxima >= {min_prominence:g} of the highest, "
               f"valley <= {max_valley:g} of the lower maximum, mass >= {least:.3g}")
     return Modality(len(peaks), [float(xs[p]) for p in peaks], method, bc, note)
+
+
+def verdict(significant, ratio, threshold):
+    """benchstat-style: 'slower'/'faster' only when significant (after correction) and the ratio
+    of means (new/base) is beyond the noise threshold, else '~'."""
+    if not significant or abs(ratio - 1) <= threshold:
+        return "~"
+    return "slower" if ratio > 1 else "faster"

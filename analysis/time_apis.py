@@ -188,19 +188,12 @@ def load_effects(samples, apis, loads, quantity):
     spread_p = stats.holm([p for *_, p in raw]) if raw else []
     results = []
     for (api, load, ratio, _, _), welch, p_spread in zip(raw, adjusted, spread_p):
-        verdict = _verdict(welch, ratio)
+        verdict = stats.verdict(welch.significant, ratio.ratio, PRACTICAL)
         rows.append([API_LABEL.get(api, api), f"{base_load} → {load}", welch.n_a, welch.n_b, ratio.ratio,
                      f"{ratio.ci_low:.4f} – {ratio.ci_high:.4f}", welch.p, welch.p_adjusted, verdict, p_spread])
         results.append({"api": api, "load": int(load), "ratio": ratio.as_dict(), "welch": welch.as_dict(),
                         "verdict": verdict, "brown_forsythe_p_holm": float(p_spread)})
     return rows, results
-
-
-def _verdict(test, ratio):
-    """benchstat-style: a direction only when significant after Holm and beyond the noise floor."""
-    if not test.significant or abs(ratio.ratio - 1) < PRACTICAL:
-        return "~"
-    return "slower" if ratio.ratio > 1 else "faster"
 
 
 def timer_quality(samples, apis):

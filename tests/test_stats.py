@@ -370,3 +370,8 @@ def test_modality_small_and_nan():
 def test_identical_values_have_exactly_zero_spread():
     s = summarize(np.full(30, 0.08) + np.zeros(30))
     assert s.sd == 0.0 and s.cv == 0.0 and s.mean == 0.08 and s.ci_low == s.ci_high == 0.08
+
+
+def test_verdict_needs_significance_and_a_change_beyond_the_threshold():
+    assert S.verdict(True, 1.05, 0.02) == "slower" and S.verdict(True, 0.95, 0.02) == "faster"
+    assert S.verdict(False, 1.05, 0.02) == "~" and S.verdict(True, 1.01, 0.02) == "~"

@@ -29,26 +29,35 @@ def compare(base, new, *extra):
     return done.returncode, json.loads(done.stdout) if done.stdout.startswith("{") else done.stdout
 
 
-def test_aa_is_unchanged_and_a_five_percent_slower_input_is_slower(programs, scratch):
+def measure_trio(scratch, attempt):
+    """base, an A/A repeat of it, and the same tasks with a 5 % larger input."""
     number = scratch / "in" / "x.txt"
-    number.parent.mkdir()
     number.write_text("43434343\n")
-    write_repetitions([number], 20, scratch / "tasks")
-    (scratch / "def.xml").write_text(DEFINITION)
-    base = benchexec(scratch, "base")
-    again = benchexec(scratch, "again")
+    base, again = benchexec(scratch, f"base{attempt}"), benchexec(scratch, f"again{attempt}")
     number.write_text("45606060\n")  # 5 % more trial divisions, same task names
-    slower = benchexec(scratch, "slower")
+    return base, again, benchexec(scratch, f"slower{attempt}")
 
-    code, aa = compare(base, again)
+
+def test_aa_is_unchanged_and_a_five_percent_slower_input_is_slower(programs, scratch):
+    (scratch / "in").mkdir()
+    (scratch / "in" / "x.txt").write_text("43434343\n")
+    write_repetitions([scratch / "in" / "x.txt"], 30, scratch / "tasks")
+    (scratch / "def.xml").write_text(DEFINITION)
+    # The A/A pair is the control: if the shared VM drifted by more than the 2 % threshold between two
+    # identical invocations, the conditions cannot resolve 5 %; measure once more.
+    for attempt in range(2):
+        base, again, slower = measure_trio(scratch, attempt)
+        code, aa = compare(base, again)
+        if abs(aa["rows"][0]["ratio"] - 1) < 0.02:
+            break
     assert code == 0, aa
     [row] = aa["rows"]
-    assert (row["input"], row["n_base"], row["n_new"], row["verdict"]) == ("x", 20, 20, "~")
+    assert (row["input"], row["n_base"], row["n_new"], row["verdict"]) == ("x", 30, 30, "~"), row
 
     code, ab = compare(base, slower)
-    assert code == 1, ab  # the CI gate fails
     [row] = ab["rows"]
-    assert row["verdict"] == "slower" and 1.03 < row["ratio"] < 1.08 and row["p_holm"] < 0.05
+    assert code == 1, row  # the CI gate fails
+    assert row["verdict"] == "slower" and 1.03 < row["ratio"] < 1.08 and row["p_holm"] < 0.05, row
     assert ab["regression"] is True
 
     code, lenient = compare(base, slower, "--threshold", "0.2")  # a 5 % change is below a 20 % noise floor

@@ -6,6 +6,7 @@
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
   timekit env check             the machine's noise sources, as recorded with every sweep
+  timekit env tune|restore      quiet the machine for measuring (root), and undo it
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
 """
@@ -17,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 from analysis import compare as compare_mod
-from analysis import environment, experiments, pipeline, results, runner, system
+from analysis import environment, experiments, pipeline, results, runner, system, tuning
 from analysis.tasks import TaskError
 
 EXIT_ERROR = 2
@@ -113,9 +114,13 @@ def build_parser():
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
-    env = commands.add_parser("env", help="show the machine's noise sources (env check)")
-    env.add_argument("action", nargs="?", choices=["check"], default="check",
-                     help="check (default): every noise source with its value, a verdict and why")
+    env = commands.add_parser(
+        "env", help="the machine's noise sources: check (default), tune, restore",
+        description="check: every noise source with its value, whether it is good for measuring, and why. "
+        "tune (root): turn SMT and boost off, the governor to performance, ASLR off and the perf sample rate "
+        f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(experiments.REPO)} "
+        "first. restore (root): put them back (harmless when nothing is saved).")
+    env.add_argument("action", nargs="?", choices=["check", "tune", "restore"], default="check")
     return parser
 
 
@@ -192,13 +197,19 @@ def cmd_compare(args):
 
 
 def cmd_env(args):
+    if args.action == "tune":
+        tuning.tune()
+        return 0
+    if args.action == "restore":
+        tuning.restore()
+        return 0
     for probe in environment.check():
         print(f"{probe.name:24} {probe.value:34} {probe.verdict:8} {probe.why}")
     return 0
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
-USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError)
+USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError)
 
 
 def main(argv=None):

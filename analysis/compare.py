@@ -45,8 +45,9 @@ def _groups(tables, conditions, columns):
     definition is named with its load level (reruns of one level pool)."""
     groups = {}
     for table in tables:
-        condition = conditions.get(table.path.name)
-        rundefinition = f"{table.rundefinition} @ load {condition[0]}" if condition else table.rundefinition
+        step = conditions.get(table.path.name)
+        where = step and (step.condition or f"load {step.load}")
+        rundefinition = f"{table.rundefinition} @ {where}" if step else table.rundefinition
         inputs = np.array([input_of(t) for t in table.tasks], dtype=object)
         valid = table.valid()
         for column in columns:

@@ -5,9 +5,11 @@ A preset fixes the sweep a user gets without choosing: `quick` fits the demo's t
 2-core machine, the others re-create a source document's full design.
 """
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -31,6 +33,13 @@ class Experiment:
     presets: dict = field(default_factory=dict)
     requires: dict = field(default_factory=dict)  # run definition -> program it needs on PATH
     default_reps: int = 30  # what set-up writes, so plain `benchexec` yields this many
+    planner: Callable = None  # (preset, usable CPUs) -> steps; default: every load level x rerun
+    one_table: bool = False  # one table-generator page per sweep (conditions side by side), not per step
+
+    def plan(self, preset):
+        """The sweep's steps (benchexec invocations) in run order."""
+        cpus = sorted(os.sched_getaffinity(0))
+        return (self.planner or load_steps)(preset, cpus)
 
     def available_rundefinitions(self):
         """(run definitions whose programs exist, {skipped one: reason})."""
@@ -41,6 +50,14 @@ class Experiment:
     def runs_per_invocation(self, reps, tasksets, rundefinitions):
         """Runs of one benchexec invocation (a task set here holds one input's repetitions)."""
         return reps * (len(tasksets) or len(self.inputs)) * len(rundefinitions)
+
+
+def load_steps(preset, cpus):
+    """Every load level in every rerun; reruns outermost, so drift spreads over the load levels."""
+    from analysis.runner import Step  # the runner imports this module
+
+    return [Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}")
+            for rerun in range(1, preset.reruns + 1) for load in preset.loads]
 
 
 TIME_APIS = Experiment(
@@ -59,4 +76,39 @@ TIME_APIS = Experiment(
     },
 )
 
-EXPERIMENTS = {e.name: e for e in (TIME_APIS,)}
+def discipline_steps(preset, cpus):
+    """The talk's run conditions, interleaved in every rerun: the measured runs unpinned and alone,
+    then pinned to the first usable CPU alone, with one CPU-bound competitor on another CPU (where
+    there is one), and with it on the same CPU (plain and at nice 19)."""
+    from analysis.runner import Step
+
+    measured, other = cpus[0], (cpus[1] if len(cpus) > 1 else None)
+    pin = ["--allowedCores", str(measured), "--limitCores", "1"]
+    # (condition, benchexec arguments, competitors, their CPUs, their niceness)
+    conditions = [("unpinned", [], 0, None, 0), ("alone", pin, 0, None, 0)]
+    if other is not None:
+        conditions.append(("separate-cores", pin, 1, [other], 0))
+    conditions += [("same-core", pin, 1, [measured], 0), ("same-core-niced", pin, 1, [measured], 19)]
+    return [Step(load=load, rerun=rerun, name=f"{condition}-rerun{rerun}", condition=condition,
+                 benchexec_args=args, load_cpus=load_cpus, load_nice=nice)
+            for rerun in range(1, preset.reruns + 1) for condition, args, load, load_cpus, nice in conditions]
+
+
+DISCIPLINE = Experiment(
+    name="discipline",
+    benchmark=REPO / "benchmark-defs" / "discipline.xml",
+    table=REPO / "table-configs" / "discipline.xml",
+    task_dir=REPO / "programs" / "tasks" / "discipline" / "reps",
+    inputs=(REPO / "programs" / "inputs" / "43434343.txt",),
+    rundefinitions=("runexec",),
+    planner=discipline_steps,
+    one_table=True,
+    presets={
+        # M = 5 reruns (the talk's minimum) of 10 runs per condition: the report warns N < 30
+        "quick": Preset(reps=10, loads=(), reruns=5),
+        # the talk's rules: N >= 30 runs, M >= 5 reruns
+        "talk": Preset(reps=30, loads=(), reruns=5),
+    },
+)
+
+EXPERIMENTS = {e.name: e for e in (TIME_APIS, DISCIPLINE)}

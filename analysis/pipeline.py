@@ -12,13 +12,11 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis import environment, results, runner, time_apis
+from analysis import discipline, environment, results, runner, time_apis
 from analysis.experiments import EXPERIMENTS
 from analysis.report import Report, Table, write_report
 
 
-# every column some section reads (the loader skips the rest)
-COLUMNS = set(time_apis.COLUMNS)
 
 
 class PipelineError(Exception):
@@ -47,8 +45,12 @@ def _benchexec_program(name):
 
 
 def tables_for_sweep(directory, sweep):
-    """One table-generator page per benchexec invocation: the timing APIs side by side."""
+    """table-generator pages of a sweep: one per benchexec invocation (the timing APIs side by side),
+    or one for the whole sweep where the experiment's conditions are its steps."""
     experiment = EXPERIMENTS[sweep.experiment]
+    if experiment.one_table:
+        files = [directory / f for step in sweep.steps if step.status == "done" for f in step.result_files]
+        return [_table_generator(experiment.table, files, directory / "tables", experiment.name)] if files else []
     pages = []
     for step in sweep.steps:
         if step.status == "done" and step.result_files:
@@ -57,16 +59,17 @@ def tables_for_sweep(directory, sweep):
     return pages
 
 
-def load_tables(path, columns=COLUMNS):
+def load_tables(path, columns=None):
     """(RunTables, conditions by file name, sweep or None) of a sweep directory or result files."""
     path = Path(path)
+    columns = columns or {c for _, cols in SECTIONS.values() for c in cols}
     if (path / runner.MANIFEST).exists():
         sweep = runner.Sweep.load(path)
         files, conditions = [], {}
         for step in sweep.steps:
             for name in step.result_files:
                 files.append(path / name)
-                conditions[name] = (step.load, step.rerun)
+                conditions[name] = step
         return results.load_results(files, columns), conditions, sweep
     if path.is_dir():
         return _without_duplicate_blocks(results.load_results(path, columns)), {}, None
@@ -81,41 +84,76 @@ def _without_duplicate_blocks(tables):
     return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
 
 
-def build_report(paths, table_pages=()):
+def _time_apis_section(tables, conditions, env, sweeps):
+    samples = time_apis.collect(tables, conditions)
+    section, data = time_apis.section(samples, _cores(env), _sweep_notes(sweeps))
+    return section, data, samples.as_columns()
+
+
+def _discipline_section(tables, conditions, env, sweeps):
+    section, data = discipline.section(tables, conditions, env.get("probes", []), _cores(env))
+    return section, data, None
+
+
+# experiment -> (section builder, columns it reads); report order = this order
+SECTIONS = {
+    "time-apis": (_time_apis_section, time_apis.COLUMNS),
+    "discipline": (_discipline_section, discipline.COLUMNS),
+}
+
+
+def experiment_of(table, sweep=None):
+    """Which experiment a result file belongs to: its sweep's, else its benchmark file's name
+    (BenchExec's benchmarkname starts with it), else the time-APIs one for its tool module."""
+    if sweep is not None:
+        return sweep.experiment
+    stem = table.benchmark.split(".")[0]
+    if stem in SECTIONS:
+        return stem
+    return "time-apis" if table.toolmodule.startswith("tool_info.timed_") else None
+
+
+def build_report(paths, table_pages=None):
     """The report over sweep directories and/or result files, plus what it was made of;
-    `table_pages` are table-generator pages to list, as paths relative to the report."""
-    tables, conditions, sweeps = [], {}, []
+    `table_pages` maps an experiment to its table-generator pages, as paths relative to the report."""
+    by_experiment, conditions, sweeps, sources = {}, {}, [], []
     for path in paths:
         t, c, sweep = load_tables(path)
-        tables += t
         conditions.update(c)
+        sources += t
         if sweep:
             sweeps.append((Path(path), sweep))
-    if not tables:
+        for table in t:
+            by_experiment.setdefault(experiment_of(table, sweep), []).append(table)
+    if not sources:
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
+    unknown = by_experiment.pop(None, [])
 
     env = sweeps[0][1].environment if sweeps else environment.snapshot()
     report = Report(
         title="timekit report",
         environment={p["name"]: f"{p['value']} ({p['verdict']}: {p['why']})" for p in env.get("probes", [])},
     )
-    cores = _cores(env)
-    time_tables = [t for t in tables if t.toolmodule.startswith("tool_info.timed_divisors")]
-    if time_tables:
-        samples = time_apis.collect(time_tables, conditions)
-        notes = _sweep_notes(sweeps)
-        section, data = time_apis.section(samples, cores, notes)
-        if any(not s.container for _, s in sweeps):
+    for name, (builder, _) in SECTIONS.items():
+        if name not in by_experiment:
+            continue
+        own_sweeps = [(d, s) for d, s in sweeps if s.experiment == name]
+        section, data, samples = builder(by_experiment[name], conditions, env, own_sweeps)
+        if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
-        if table_pages:
+        pages = (table_pages or {}).get(name, [])
+        if pages:
             section.tables.append(Table(
-                title="BenchExec's own view: table-generator pages (timing APIs side by side)",
-                columns=["page (relative to this report)"], rows=[[str(page)] for page in table_pages],
-                caption="Made with table-configs/time-apis.xml, one per benchexec invocation."))
+                title="BenchExec's own view: table-generator pages",
+                columns=["page (relative to this report)"], rows=[[str(page)] for page in pages],
+                caption=f"Made with table-configs/{name}.xml."))
         report.sections.append(section)
-        report.data["time-apis"] = data
-        report.samples = samples.as_columns()
-    report.data["sources"] = [str(t.path) for t in tables]
+        report.data[name] = data
+        if samples is not None and not report.samples:
+            report.samples = samples
+    if unknown:
+        report.data["not analysed"] = sorted({str(t.path) for t in unknown})
+    report.data["sources"] = [str(t.path) for t in sources]
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build}
                              for d, s in sweeps]
@@ -142,17 +180,17 @@ def _sweep_notes(sweeps):
 
 def tables_and_report(paths, outdir):
     """table-generator pages for every sweep, then the report; returns the report's paths."""
-    pages = []
+    pages = {}
     for path in map(Path, paths):
         if (path / runner.MANIFEST).exists():
-            pages += tables_for_sweep(path, runner.Sweep.load(path))
-    relative = [os.path.relpath(page, outdir) for page in pages]
+            sweep = runner.Sweep.load(path)
+            pages.setdefault(sweep.experiment, []).extend(os.path.relpath(page, outdir) for page in tables_for_sweep(path, sweep))
     try:
         with warnings.catch_warnings():
             # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'
             # notes and NaN results already say so in the report
             warnings.simplefilter("ignore", RuntimeWarning)
-            report = build_report(paths, relative)
+            report = build_report(paths, pages)
     except results.ResultFileError as e:
         raise PipelineError(str(e)) from None
     return write_report(report, outdir)

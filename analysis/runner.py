@@ -43,9 +43,15 @@ class Interrupted(Exception):
 
 @dataclass
 class Step:
-    load: int
-    rerun: int
-    name: str
+    """One benchexec invocation and the conditions the runner sets around it."""
+
+    load: int  # background busy processes
+    rerun: int  # which repetition of the invocation (a round, for per-core sweeps)
+    name: str  # benchexec --name, unique in the sweep
+    condition: str = ""  # what else sets this step apart (e.g. 'core1', 'same-core'); '' = load and rerun only
+    benchexec_args: list = field(default_factory=list)  # e.g. --allowedCores 1 --limitCores 1
+    load_cpus: list = None  # CPUs the busy processes are pinned to (None: wherever the scheduler puts them)
+    load_nice: int = 0  # niceness of the busy processes
     status: str = "pending"  # pending, done, failed
     result_files: list = field(default_factory=list)
     started: str = ""
@@ -70,11 +76,7 @@ class Sweep:
 
     @classmethod
     def plan(cls, experiment, preset_name, preset, container):
-        steps = [
-            Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}")
-            for rerun in range(1, preset.reruns + 1)  # reruns outermost: drift spreads over loads
-            for load in preset.loads
-        ]
+        steps = experiment.plan(preset)
         rundefinitions, skipped = experiment.available_rundefinitions()
         if not rundefinitions:
             raise SweepError(f"{experiment.name}: no run definition can run here ({'; '.join(skipped.values())})")
@@ -110,10 +112,11 @@ class Sweep:
 
 
 class BackgroundLoad:
-    """K busy processes, each in its own session, killed (with their groups) on exit."""
+    """K busy processes, each in its own session, optionally pinned to `cpus` and niced,
+    killed (with their groups) on exit."""
 
-    def __init__(self, count):
-        self.count = count
+    def __init__(self, count, cpus=None, nice=0):
+        self.count, self.cpus, self.nice = count, cpus, nice
         self.processes = []
 
     def __enter__(self):
@@ -121,10 +124,17 @@ class BackgroundLoad:
             raise SweepError(f"{BUSY_PROGRAM} is missing; build the programs first (make -C programs)")
         for _ in range(self.count):
             self.processes.append(
-                subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True,
+                subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True, preexec_fn=self._place,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             )
         return self
+
+    def _place(self):
+        """In the child before exec: pin and nice it, so it never runs anywhere else."""
+        if self.cpus is not None:
+            os.sched_setaffinity(0, self.cpus)
+        if self.nice:
+            os.nice(self.nice)
 
     def __exit__(self, *exc):
         for process in self.processes:
@@ -189,7 +199,7 @@ def benchexec_command(experiment, sweep, step, outdir):
             command += ["--rundefinition", rundefinition]
     if not sweep.container:
         command.append("--no-container")
-    return command
+    return command + list(step.benchexec_args)
 
 
 def run_step(experiment, sweep, step, outdir, progress):
@@ -202,8 +212,9 @@ def run_step(experiment, sweep, step, outdir, progress):
     """
     log_path = Path(outdir) / f"benchexec.{step.name}.log"
     command = benchexec_command(experiment, sweep, step, outdir)
-    label = f"load {step.load}, rerun {step.rerun}"
-    with BackgroundLoad(step.load), open(log_path, "w") as log:
+    label = step.condition or f"load {step.load}"
+    label += f", rerun {step.rerun}"
+    with BackgroundLoad(step.load, step.load_cpus, step.load_nice), open(log_path, "w") as log:
         log.write(f"# {' '.join(command)}\n")
         log.flush()
         process = subprocess.Popen(command, cwd=REPO, start_new_session=True, stdin=subprocess.DEVNULL,
@@ -233,14 +244,14 @@ def _follow(process, log_path, run_finished, interval=0.2):
 
 
 def result_files_of(outdir, experiment, sweep, step):
-    """Per run definition, its combined result file; benchexec writes only the per-task-set files
-    when --tasks selects a single task set, so fall back to those."""
+    """Per run definition, its combined result file; benchexec writes only the per-task-set file
+    when a single task set runs, so fall back to those."""
     prefix = f"{experiment.benchmark.stem}.{step.name}.????-??-??_??-??-??.results"
     files = {}
     for rundef in sweep.rundefinitions:
         found = sorted(Path(outdir).glob(f"{prefix}.{rundef}.xml.bz2"))
-        if not found:
-            found = [f for ts in sweep.tasksets for f in sorted(Path(outdir).glob(f"{prefix}.{rundef}.{ts}.xml.bz2"))]
+        if not found:  # only one task set ran (selected, or the only one there is)
+            found = sorted(Path(outdir).glob(f"{prefix}.{rundef}.*.xml.bz2"))
         if found:
             files[rundef] = [f.name for f in found]
     return files

@@ -77,7 +77,8 @@ def condition_of(table, conditions):
     """(load, rerun) from the sweep manifest, else from a `loadK-rerunM` benchexec --name;
     a plain benchexec result had no background load from the kit: load 0."""
     if table.path.name in conditions:
-        return conditions[table.path.name]
+        step = conditions[table.path.name]
+        return step.load, step.rerun
     match = _NAME_CONDITION.search(table.benchmark)
     return (int(match.group(1)), int(match.group(2))) if match else (0, 1)
 

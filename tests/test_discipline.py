@@ -1,0 +1,89 @@
+"""The measurement-discipline experiment: its plan, the runner's pinned and niced competitor, a real
+sweep under benchexec, and the within/between-run statistics and warnings."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from analysis import discipline, experiments, runner
+
+REPO = Path(__file__).resolve().parent.parent
+PRESET = experiments.DISCIPLINE.presets["quick"]
+
+
+def test_plan_interleaves_conditions_in_every_rerun_and_pins_the_measured_runs():
+    steps = experiments.discipline_steps(PRESET, [0, 1])
+    assert len(steps) == 5 * PRESET.reruns
+    assert [s.condition for s in steps[:5]] == ["unpinned", "alone", "separate-cores", "same-core", "same-core-niced"]
+    assert [s.rerun for s in steps[::5]] == list(range(1, PRESET.reruns + 1))
+    by = {s.condition: s for s in steps[:5]}
+    assert by["unpinned"].benchexec_args == [] and by["unpinned"].load == 0
+    assert by["alone"].benchexec_args == ["--allowedCores", "0", "--limitCores", "1"]
+    assert by["separate-cores"].load_cpus == [1] and by["same-core"].load_cpus == [0]
+    assert by["same-core-niced"].load_nice == 19 and by["same-core"].load_nice == 0
+    assert len({s.name for s in steps}) == len(steps)
+
+
+def test_one_cpu_has_no_separate_cores_condition():
+    steps = experiments.discipline_steps(PRESET, [3])
+    assert "separate-cores" not in {s.condition for s in steps}
+    assert steps[1].benchexec_args == ["--allowedCores", "3", "--limitCores", "1"]
+
+
+def test_background_load_is_pinned_and_niced(programs):
+    with runner.BackgroundLoad(1, cpus=[1], nice=19) as load:
+        pid = load.processes[0].pid
+        time.sleep(0.1)
+        status = Path(f"/proc/{pid}/status").read_text()
+        nice = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    assert "Cpus_allowed_list:\t1\n" in status
+    assert nice == 19
+    assert load.processes == [] and not Path(f"/proc/{pid}").exists()
+
+
+def test_variation_separates_within_from_between_runs():
+    rng = np.random.default_rng(1)
+    same = np.concatenate([rng.normal(1.0, 0.01, 30) for _ in range(5)])
+    shifted = np.concatenate([rng.normal(1.0 + 0.03 * k, 0.01, 30) for k in range(5)])
+    reruns = np.repeat(np.arange(1, 6), 30)
+    flat, drifting = discipline.variation(same, reruns), discipline.variation(shifted, reruns)
+    assert flat["kruskal_p"] > 0.05 and drifting["kruskal_p"] < 1e-6
+    assert drifting["between_cv"] > 5 * flat["between_cv"]
+    assert all(abs(s["cv"] - 0.01) < 0.005 for s in drifting["per_rerun"].values())
+
+
+def test_rule_warnings_name_each_broken_rule():
+    def condition(n, reruns, cv):
+        return {"variation": {"per_rerun": {r: {"n": n} for r in range(1, reruns + 1)}}, "wall": {"cv": cv}}
+
+    quiet = discipline.rule_warnings({"alone": condition(30, 5, 0.01)}, {"alone": [1, 2, 3, 4, 5]})
+    assert quiet == []
+    loud = discipline.rule_warnings({"alone": condition(10, 2, 0.2)}, {"alone": [1, 2]})
+    assert len(loud) == 3
+    assert "N = 30" in loud[0] and "M = 5" in loud[1] and "20.0%" in loud[2]
+
+
+def test_sweep_under_benchexec_gives_the_section(programs, scratch):
+    out = scratch / "discipline"
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "run", "discipline", "--reps", "3", "--reruns", "2",
+                           "--output", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    sweep = json.loads((out / "sweep.json").read_text())
+    assert [s["status"] for s in sweep["steps"]] == ["done"] * 10
+    assert (out / "tables" / "discipline.table.html").exists()
+    report = json.loads((out / "report" / "report.json").read_text())
+    data = report["data"]["discipline"]
+    assert set(data["conditions"]) == {"unpinned", "alone", "separate-cores", "same-core", "same-core-niced"}
+    alone = data["conditions"]["alone"]
+    assert alone["wall"]["n"] == 6 and set(alone["variation"]["per_rerun"]) == {"1", "2"}
+    # a competitor on the same CPU shares it by time slicing: wall time well above CPU time
+    same = data["conditions"]["same-core"]
+    assert same["wall"]["mean"] > 1.3 * same["cpu"]["mean"]
+    warnings = [w["warning"] for w in report["warnings"] if w["section"] == "discipline"]
+    assert any("N = 30" in w for w in warnings) and any("M = 5" in w for w in warnings)
+    claims = {f["claim"][:30]: f["verdict"] for f in report["findings"] if f["section"] == "discipline"}
+    assert claims["Disabling dynamic frequency sc"] == "not testable here"

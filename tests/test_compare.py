@@ -1,8 +1,11 @@
 """`timekit compare` on real result sets: an A/A pair is '~', a 5 % slower input is 'slower'."""
 
+import bz2
 import json
 import subprocess
 import sys
+
+from lxml import etree
 
 from analysis.tasks import write_repetitions
 from tests.helpers import REPO, run_isolated
@@ -62,6 +65,26 @@ def test_aa_is_unchanged_and_a_five_percent_slower_input_is_slower(programs, scr
 
     code, lenient = compare(base, slower, "--threshold", "0.2")  # a 5 % change is below a 20 % noise floor
     assert code == 0 and lenient["rows"][0]["verdict"] == "~"
+
+    code, failing = compare(base, with_failures(again, scratch / "failing", 3))
+    [row] = failing["rows"]
+    assert (row["n_base"], row["n_new"], row["excluded_base"], row["excluded_new"]) == (30, 27, 0, 3), row
+
+
+def with_failures(result_dir, out, count):
+    """A copy of a real result set in which the first `count` runs timed out (BenchExec's status
+    and category), as a timeout leaves them: values present but not to be trusted."""
+    out.mkdir()
+    [path] = result_dir.glob("*.results.*.xml.bz2")
+    root = etree.fromstring(bz2.decompress(path.read_bytes()))
+    for run in list(root.iter("run"))[:count]:
+        for column in run.iter("column"):
+            if column.get("title") == "status":
+                column.set("value", "TIMEOUT")
+            if column.get("title") == "category":
+                column.set("value", "error")
+    (out / path.name).write_bytes(bz2.compress(etree.tostring(root, xml_declaration=True, encoding="UTF-8")))
+    return out
 
 
 def test_compare_refuses_unrelated_or_missing_input(scratch):

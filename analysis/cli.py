@@ -5,6 +5,7 @@
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
+  timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
   timekit env tune|restore      quiet the machine for measuring (root), and undo it
 
@@ -18,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 from analysis import compare as compare_mod
+from analysis import lint as lint_mod
 from analysis import environment, experiments, pipeline, results, runner, system, tuning
 from analysis.tasks import TaskError
 
@@ -114,6 +116,13 @@ def build_parser():
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
+    lint = commands.add_parser(
+        "lint", help="check benchmark definitions, table configs and task files before running them",
+        description="BenchExec silently ignores a misspelled element and reads task files only when it runs them. "
+        "lint checks .xml files against BenchExec's DTDs and .yml task files (format 2.0: fields, input files). "
+        "One line per problem, FILE:LINE where known; exit 2 if any.")
+    lint.add_argument("files", nargs="+", type=Path, help="benchmark-defs/*.xml, table-configs/*.xml, task .yml files")
+
     env = commands.add_parser(
         "env", help="the machine's noise sources: check (default), tune, restore",
         description="check: every noise source with its value, whether it is good for measuring, and why. "
@@ -208,8 +217,18 @@ def cmd_env(args):
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
-USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError)
+def cmd_lint(args):
+    problems = lint_mod.check(args.files)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return EXIT_ERROR
+    print(f"ok: {len(args.files)} file(s) valid")
+    return 0
+
+
+COMMANDS = {"lint": cmd_lint, "run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
+USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError)
 
 
 def main(argv=None):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from analysis import environment
+from analysis import environment, lint
 from analysis.experiments import REPO
 from analysis.tasks import write_repetitions
 
@@ -303,6 +303,7 @@ def write_sweep_benchmark(experiment, reps, outdir):
 def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):
     """Run (or resume) a sweep into `outdir`; returns the Sweep with every step's result files."""
     outdir = Path(outdir)
+    lint.require_valid([experiment.benchmark, experiment.table])  # before anything is written
     if resume:
         sweep = Sweep.load(outdir)
         if sweep.experiment != experiment.name:

@@ -178,6 +178,15 @@ def section(tables, conditions=None, environment=None, cpus=None):
         caption=f"alpha = {ALPHA}; Holm over the rows of each test."))
     sec.figures.append(_figure(runs, present))
     sec.warnings += rule_warnings(data["conditions"], reruns_of)
+    kept_out = {}
+    for counts in runs.excluded.values():
+        for status, count in counts.items():
+            kept_out[status] = kept_out.get(status, 0) + count
+    if kept_out:
+        total = sum(kept_out.values())
+        sec.warnings.append(f"{total} of {total + len(runs.wall)} runs were kept out of every statistic: "
+                            + ", ".join(f"{status}: {count}" for status, count in sorted(kept_out.items()))
+                            + " (per condition in the first table).")
     sec.findings += _findings(data, environment or [], cpus)
     return sec, data
 

@@ -267,14 +267,17 @@ def _set_aside_partial(outdir, experiment, step):
             shutil.move(str(path), target / path.name)
 
 
-def build_programs():
+def build_programs(directory=REPO / "programs"):
     """Build programs/ (a no-op when up to date); returns the recorded compiler and flags."""
-    build = subprocess.run(["make", "-s", "-C", str(REPO / "programs")], stdout=subprocess.PIPE,
+    if not shutil.which("make"):
+        raise SweepError("'make' is not installed; install the Debian packages the kit needs: python3 -m analysis.system")
+    build = subprocess.run(["make", "-s", "-C", str(directory)], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     if build.returncode != 0:
-        last = (build.stdout.strip().splitlines() or ["make failed"])[-1]
-        raise SweepError(f"building programs/ failed: {last}; run 'make -C programs' to see why")
-    return (REPO / "programs" / "bin" / "BUILD").read_text().strip()
+        lines = build.stdout.strip().splitlines() or ["make failed"]
+        cause = next((line for line in lines if "not found" in line or "No such file" in line), lines[-1])
+        raise SweepError(f"building programs/ failed: {cause}; run 'make -C programs' to see why")
+    return (Path(directory) / "bin" / "BUILD").read_text().strip()
 
 
 def write_sweep_benchmark(experiment, reps, outdir):

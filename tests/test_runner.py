@@ -143,3 +143,49 @@ def test_bad_arguments_get_one_line_and_exit_2(args, message, scratch):
     assert process.returncode == 2, out
     assert message in out and "Traceback" not in out
     assert len([line for line in out.splitlines() if "error" in line]) == 1, out
+
+
+def test_every_kind_of_failure_keeps_its_status_and_is_counted(programs, scratch):
+    """exit code, segfault, abort, SIGKILL, out of memory and timeout under real benchexec: each keeps
+    BenchExec's status, is counted per condition in the report and in compare, and never enters a statistic."""
+    faults = ["ok", "ok", "ok", "exit", "segv", "abort", "kill", "oom", "hang"]
+    for i, fault in enumerate(faults):
+        (scratch / f"{i}-{fault}.txt").write_text(fault + "\n")
+    # named like the kit's discipline benchmark, so the report files it under that section
+    definition = scratch / "discipline.xml"
+    definition.write_text("""<?xml version="1.0"?>
+<benchmark tool="tool_info.fault" timelimit="2 s" hardtimelimit="3 s" memlimit="64 MB">
+  <rundefinition name="runexec"/>
+  <tasks name="all"><include>*.txt</include></tasks>
+</benchmark>""")
+    code, output = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch / "r") + "/"])
+    assert code == 0, output
+    [table] = results.load_results(scratch / "r")
+    status = dict(zip([name.split("-")[1].split(".")[0] for name in table.tasks], table.status))
+    assert status["ok"] == "done" and status["exit"] == "ERROR (exit code 3)"
+    assert status["segv"] == "ERROR (signal 11)" and status["abort"] == "ERROR (signal 6)" and status["kill"] == "ERROR (signal 9)"
+    assert status["oom"].startswith("OUT OF MEMORY") and status["hang"].startswith("TIMEOUT")
+    assert table.valid().sum() == 3
+
+    from analysis import pipeline
+
+    report = pipeline.build_report([scratch / "r"])
+    data = report.data["discipline"]["conditions"]["unpinned"]
+    assert data["wall"]["n"] == 3
+    assert sum(data["excluded"].values()) == 6 and data["excluded"][status["hang"]] == 1
+    [warning] = [w for w in report.sections[0].warnings if "kept out" in w]
+    assert "6 of 9 runs" in warning and "OUT OF MEMORY" in warning and "ERROR (signal 11)" in warning
+
+
+def test_missing_compiler_is_one_line(scratch, monkeypatch):
+    """A compiler that is not installed: the build error names it, no traceback."""
+    import shutil as sh
+
+    from analysis import runner
+
+    sh.copy(REPO / "programs" / "Makefile", scratch)
+    sh.copy(REPO / "programs" / "busy.c", scratch)
+    monkeypatch.setenv("CC", "no-such-cc")
+    with pytest.raises(runner.SweepError) as error:
+        runner.build_programs(scratch)
+    assert "no-such-cc" in str(error.value) and "\n" not in str(error.value), error.value

@@ -5,6 +5,8 @@
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
+  timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
+  timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
   timekit env tune|restore      quiet the machine for measuring (root), and undo it
@@ -18,7 +20,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+from analysis import calibration
 from analysis import compare as compare_mod
+from analysis import history as history_mod
 from analysis import lint as lint_mod
 from analysis import environment, experiments, pipeline, results, runner, system, tuning
 from analysis.tasks import TaskError
@@ -115,6 +119,38 @@ def build_parser():
     compare.add_argument("--threshold", type=probability, default=0.02,
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+
+    history = commands.add_parser(
+        "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
+        description=textwrap.fill(
+            "Orders the result sets by BenchExec's date attribute (not by argument order; one result set is one benchexec "
+            "invocation or one sweep) and, per run definition and input, finds changepoints in the series of per-result-set "
+            "means of --column: E-Divisive means (Matteson & James 2014, energy statistic, alpha = 1), each changepoint "
+            "significant by a seeded permutation test. Prints position, date, mean before/after, change and p.", 78))
+    history.add_argument("results", nargs="+", type=Path,
+                         help="result files, directories of them, or sweep directories (at least 4 result sets)")
+    history.add_argument("--column", default="cputime", help="column whose means are followed (default: cputime)")
+    history.add_argument("--permutations", type=positive_int, default=999, help="permutations per significance test (default 999)")
+    history.add_argument("--p-threshold", type=probability, default=0.05, help="a changepoint needs a permutation p below this (default 0.05)")
+    history.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
+    history.add_argument("--plot", type=Path, help="write the figure (mean with 95 %% CI per result set, changepoints) as PNG")
+    history.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+
+    calibrate = commands.add_parser(
+        "calibrate", help="compare's A/A false-positive rate and power at a measured or given CV",
+        description=textwrap.fill(
+            "A/A: random halvings of one measured sample (and fresh lognormal pairs) judged by compare's rule (Welch t at "
+            "--alpha; verdict also needs --threshold), rates with binomial CIs. Power to flag 1, 2 and 5 % slowdowns at "
+            "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
+            "input of a result set, at its measured CV of --column; or at --cv.", 78))
+    source = calibrate.add_mutually_exclusive_group(required=True)
+    source.add_argument("results", nargs="?", type=Path, help="one result set: a result file, a directory of one invocation, or a sweep")
+    source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
+    calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
+    calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
+    calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
+    calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
     lint = commands.add_parser(
         "lint", help="check benchmark definitions, table configs and task files before running them",
@@ -217,6 +253,17 @@ def cmd_env(args):
     return 0
 
 
+def cmd_history(args):
+    return history_mod.history_command(args.results, args.column, args.format, args.plot, sys.stdout,
+                                       permutations=args.permutations, p_threshold=args.p_threshold, seed=args.seed)
+
+
+def cmd_calibrate(args):
+    source = args.cv if args.cv is not None else args.results
+    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
+                                           alpha=args.alpha, threshold=args.threshold)
+
+
 def cmd_lint(args):
     problems = lint_mod.check(args.files)
     for problem in problems:
@@ -227,7 +274,7 @@ def cmd_lint(args):
     return 0
 
 
-COMMANDS = {"lint": cmd_lint, "run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
+COMMANDS = {"history": cmd_history, "calibrate": cmd_calibrate, "lint": cmd_lint, "run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
 USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError)
 
 

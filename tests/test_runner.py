@@ -42,10 +42,23 @@ def runs_per_file(directory, step):
     return {name: results.load_result(directory / name).tasks.tolist() for name in step["result_files"]}
 
 
+def files_outside(directory):
+    """(path, mtime) of every file in the checkout but `directory` and what builds, tests and
+    Python write anyway (the programs' binaries, pytest's scratch, tox, bytecode)."""
+    skip = {".git", ".pytest-tmp", ".tox", ".venv", "__pycache__", "bin"}
+    found = set()
+    for path in REPO.rglob("*"):
+        if path.is_file() and not skip & set(path.relative_to(REPO).parts) and directory not in path.parents:
+            found.add((path, path.stat().st_mtime_ns))
+    return found
+
+
 def test_sweep_end_to_end(programs, scratch):
     out = scratch / "sweep"
+    before = files_outside(out)
     process = timekit("run", "time-apis", "--reps", 2, "--loads", "0,1", "--output", out)
     log, _ = process.communicate(timeout=600)
+    assert files_outside(out) == before, "the sweep wrote outside its result folder"
     assert process.returncode == 0, log
     assert "ETA" in log and f"report: {out / 'report' / 'report.html'}" in log
     sweep = manifest(out)

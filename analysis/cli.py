@@ -274,7 +274,8 @@ def cmd_lint(args):
     return 0
 
 
-COMMANDS = {"history": cmd_history, "calibrate": cmd_calibrate, "lint": cmd_lint, "run": cmd_run, "report": cmd_report, "demo": cmd_demo, "compare": cmd_compare, "env": cmd_env}
+COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
+            "calibrate": cmd_calibrate, "lint": cmd_lint, "env": cmd_env}
 USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError)
 
 

@@ -111,4 +111,19 @@ DISCIPLINE = Experiment(
     },
 )
 
-EXPERIMENTS = {e.name: e for e in (TIME_APIS, DISCIPLINE)}
+OS_MICROBENCH = Experiment(
+    name="os-microbench",
+    benchmark=REPO / "benchmark-defs" / "os-microbench.xml",
+    table=REPO / "table-configs" / "os-microbench.xml",
+    task_dir=REPO / "programs" / "tasks" / "os-microbench" / "reps",
+    inputs=tuple(sorted((REPO / "programs" / "inputs" / "os-microbench").glob("*.txt"))),
+    rundefinitions=("osbench",),
+    presets={
+        # each measurement repeats itself inside the program; one run each, ~15 s
+        "quick": Preset(reps=1, loads=(0,), reruns=1),
+        "full": Preset(reps=5, loads=(0,), reruns=1),
+    },
+    default_reps=1,
+)
+
+EXPERIMENTS = {e.name: e for e in (TIME_APIS, DISCIPLINE, OS_MICROBENCH)}

@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis import discipline, environment, results, runner, time_apis
+from analysis import discipline, environment, microbench, results, runner, time_apis
 from analysis.experiments import EXPERIMENTS
 from analysis.report import Report, Table, write_report
 
@@ -95,10 +95,16 @@ def _discipline_section(tables, conditions, env, sweeps):
     return section, data, None
 
 
+def _microbench_section(tables, conditions, env, sweeps):
+    section, data = microbench.section(tables)
+    return section, data, None
+
+
 # experiment -> (section builder, columns it reads); report order = this order
 SECTIONS = {
     "time-apis": (_time_apis_section, time_apis.COLUMNS),
     "discipline": (_discipline_section, discipline.COLUMNS),
+    "os-microbench": (_microbench_section, microbench.COLUMNS),
 }
 
 

@@ -7,6 +7,7 @@
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
+  timekit cores rank|run        rank the cores from core-heterogeneity results; run on the K fastest
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
   timekit env tune|restore      quiet the machine for measuring (root), and undo it
@@ -24,7 +25,7 @@ from analysis import calibration
 from analysis import compare as compare_mod
 from analysis import history as history_mod
 from analysis import lint as lint_mod
-from analysis import environment, experiments, pipeline, results, runner, system, tuning
+from analysis import cores, environment, experiments, pipeline, results, runner, system, tuning
 from analysis.tasks import TaskError
 
 EXIT_ERROR = 2
@@ -152,6 +153,20 @@ def build_parser():
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
+    cores_cmd = commands.add_parser(
+        "cores", help="rank the cores from core-heterogeneity results; run a command on the fastest",
+        description="rank RESULTS: the cores fastest to slowest per workload (Welch t on adjacent cores, Holm, "
+        "alpha 0.01), written to results/cores-ranking.json. run -k K -- COMMAND: run COMMAND pinned to the K "
+        "fastest cores of that ranking; refused when there is none, or it predates the machine's last boot.")
+    cores_actions = cores_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+    cores_rank = cores_actions.add_parser("rank", help="rank the cores from result files, directories or sweeps")
+    cores_rank.add_argument("results", nargs="+", type=Path)
+    cores_rank.add_argument("--output", type=Path, help="ranking file (default results/cores-ranking.json)")
+    cores_run = cores_actions.add_parser("run", help="run a command on the K fastest cores of the last ranking")
+    cores_run.add_argument("-k", type=positive_int, required=True, help="how many of the fastest cores")
+    cores_run.add_argument("--workload", help="rank by this workload (default: the ranking's cache-heavy one)")
+    cores_run.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+
     lint = commands.add_parser(
         "lint", help="check benchmark definitions, table configs and task files before running them",
         description="BenchExec silently ignores a misspelled element and reads task files only when it runs them. "
@@ -264,6 +279,15 @@ def cmd_calibrate(args):
                                            alpha=args.alpha, threshold=args.threshold)
 
 
+def cmd_cores(args):
+    if args.action == "rank":
+        return cores.rank_command(args.results, args.output)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise cores.CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
+    return cores.run_command(args.k, command, workload=args.workload)
+
+
 def cmd_lint(args):
     problems = lint_mod.check(args.files)
     for problem in problems:
@@ -275,8 +299,8 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "lint": cmd_lint, "env": cmd_env}
-USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError)
+            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
+USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
 
 
 def main(argv=None):

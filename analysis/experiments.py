@@ -126,4 +126,58 @@ OS_MICROBENCH = Experiment(
     default_reps=1,
 )
 
-EXPERIMENTS = {e.name: e for e in (TIME_APIS, DISCIPLINE, OS_MICROBENCH)}
+def core_steps(preset, cpus):
+    """One invocation per (round, core), every run on that core alone; cores interleaved, each
+    round starting one core later (analysis.cores.plan), so drift is not taken for a core difference."""
+    from analysis import cores
+    from analysis.runner import Step
+
+    return [Step(load=0, rerun=round_, name=cores.step_name(round_, core), condition=f"core{core}",
+                 benchexec_args=["--allowedCores", str(core), "--limitCores", "1"])
+            for round_, core in cores.plan(cpus, preset.reruns)]
+
+
+CORE_HETEROGENEITY = Experiment(
+    name="core-heterogeneity",
+    benchmark=REPO / "benchmark-defs" / "core-heterogeneity.xml",
+    table=REPO / "table-configs" / "core-heterogeneity.xml",
+    task_dir=REPO / "programs" / "tasks" / "core-heterogeneity" / "reps",
+    inputs=tuple(REPO / "programs" / "inputs" / "core-heterogeneity" / f"{w}.txt" for w in ("cachestress", "cg", "isort")),
+    rundefinitions=("pinned",),
+    planner=core_steps,
+    one_table=True,
+    default_reps=10,
+    presets={
+        # reruns = rounds over all cores; reps include the 2 warm-ups dropped per invocation:
+        # 3 rounds x 10 counted runs = 30 per workload and core, ~80 s on 2 cores
+        "quick": Preset(reps=12, loads=(), reruns=3),
+        # the paper: 10 warm-ups dropped (here 2 per invocation) and 1000 counted runs per core
+        "paper": Preset(reps=102, loads=(), reruns=10),
+    },
+)
+
+SCHEDULING_NOISE = Experiment(
+    name="scheduling-noise",
+    benchmark=REPO / "benchmark-defs" / "scheduling-noise.xml",
+    table=REPO / "table-configs" / "scheduling-noise.xml",
+    task_dir=REPO / "programs" / "tasks" / "scheduling-noise" / "reps",
+    inputs=(REPO / "programs" / "inputs" / "scheduling-noise" / "trace.txt",
+            REPO / "programs" / "inputs" / "scheduling-noise" / "context-switch.txt"),
+    rundefinitions=("tracer",),
+    default_reps=3,
+    presets={"quick": Preset(reps=3, loads=(0,), reruns=1)},  # ~10 s
+)
+
+MEMORY_BANDWIDTH = Experiment(
+    name="memory-bandwidth",
+    benchmark=REPO / "benchmark-defs" / "memory-bandwidth.xml",
+    table=REPO / "table-configs" / "memory-bandwidth.xml",
+    task_dir=REPO / "programs" / "tasks" / "memory-bandwidth" / "reps",
+    inputs=(REPO / "programs" / "inputs" / "memory-bandwidth" / "stream.txt",),
+    rundefinitions=("cpu0-mem0",),
+    requires={"cpu0-mem0": "numactl"},
+    default_reps=3,
+    presets={"quick": Preset(reps=3, loads=(0,), reruns=1)},  # ~5 s
+)
+
+EXPERIMENTS = {e.name: e for e in (TIME_APIS, DISCIPLINE, CORE_HETEROGENEITY, OS_MICROBENCH, SCHEDULING_NOISE, MEMORY_BANDWIDTH)}

@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis import discipline, environment, microbench, results, runner, time_apis
+from analysis import cores, discipline, environment, microbench, noise, numa, results, runner, time_apis, topology
 from analysis.experiments import EXPERIMENTS
 from analysis.report import Report, Table, write_report
 
@@ -95,8 +95,23 @@ def _discipline_section(tables, conditions, env, sweeps):
     return section, data, None
 
 
+def _cores_section(tables, conditions, env, sweeps):
+    section, data = cores.section(tables, topology.cpus(), notes=_sweep_notes(sweeps))
+    return section, data, None
+
+
 def _microbench_section(tables, conditions, env, sweeps):
     section, data = microbench.section(tables)
+    return section, data, None
+
+
+def _noise_section(tables, conditions, env, sweeps):
+    section, data = noise.section(tables)
+    return section, data, None
+
+
+def _numa_section(tables, conditions, env, sweeps):
+    section, data = numa.section(tables)
     return section, data, None
 
 
@@ -104,7 +119,10 @@ def _microbench_section(tables, conditions, env, sweeps):
 SECTIONS = {
     "time-apis": (_time_apis_section, time_apis.COLUMNS),
     "discipline": (_discipline_section, discipline.COLUMNS),
+    "core-heterogeneity": (_cores_section, cores.COLUMNS),
     "os-microbench": (_microbench_section, microbench.COLUMNS),
+    "scheduling-noise": (_noise_section, noise.COLUMNS),
+    "memory-bandwidth": (_numa_section, numa.COLUMNS),
 }
 
 
@@ -176,9 +194,11 @@ def _cores(env):
 def _sweep_notes(sweeps):
     notes = []
     for directory, s in sweeps:
-        notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task and API, load levels "
-                     f"{', '.join(map(str, s.loads))}, {s.reruns} rerun(s); run definitions run one after another "
-                     f"inside each benchexec invocation. Build: {s.build.replace(chr(10), '; ')}.")
+        conditions = (f"load levels {', '.join(map(str, s.loads))}, {s.reruns} rerun(s)" if s.loads
+                      else f"{s.reruns} rerun(s) of: {', '.join(dict.fromkeys(step.condition for step in s.steps))}")
+        notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
+                     f"benchexec invocations ({conditions}); run definitions run one after another inside each "
+                     f"invocation. Build: {s.build.replace(chr(10), '; ')}.")
         for rundefinition, why in s.skipped.items():
             notes.append(f"Run definition {rundefinition} was skipped: {why}.")
     return notes

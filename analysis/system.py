@@ -22,6 +22,7 @@ REQUIREMENTS = {
     "cc": ("gcc", "building programs/"),
     "make": ("make", "building programs/"),
     "bc": ("bc", "the wrapped upstream tool-info example (calculatepi)"),
+    "numactl": ("numactl", "STREAM per NUMA node (memory-bandwidth)"),
     "python:ensurepip": ("python3-venv", "the kit's .venv"),
 }
 

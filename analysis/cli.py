@@ -165,7 +165,8 @@ def build_parser():
     cores_run = cores_actions.add_parser("run", help="run a command on the K fastest cores of the last ranking")
     cores_run.add_argument("-k", type=positive_int, required=True, help="how many of the fastest cores")
     cores_run.add_argument("--workload", help="rank by this workload (default: the ranking's cache-heavy one)")
-    cores_run.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    cores_run.add_argument("--ranking", type=Path, help="ranking file (default results/cores-ranking.json)")
+    cores_run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="what to run")
 
     lint = commands.add_parser(
         "lint", help="check benchmark definitions, table configs and task files before running them",
@@ -282,10 +283,10 @@ def cmd_calibrate(args):
 def cmd_cores(args):
     if args.action == "rank":
         return cores.rank_command(args.results, args.output)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
         raise cores.CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
-    return cores.run_command(args.k, command, workload=args.workload)
+    return cores.run_command(args.k, command, ranking_path=args.ranking, workload=args.workload)
 
 
 def cmd_lint(args):

@@ -430,3 +430,30 @@ def test_benchexec_runs_every_run_on_the_allowed_core(programs, scratch):
     assert data["cores"] == [1]
     assert [s["n"] + s["excluded"] for w in cores.WORKLOADS for s in data["workloads"][w]["summary"]] == [2, 2, 2]
     assert {f.verdict for f in sec.findings if "faster" in f.claim} == {"not testable here"}
+
+
+def test_cli_cores_rank_and_run(tmp_path):
+    """`timekit cores rank` on recorded results writes a ranking; `cores run` refuses without one
+    (one line, exit 2) and runs a command on the fastest core with it."""
+    import subprocess
+    import sys
+
+    def timekit(*args):
+        return subprocess.run([sys.executable, "-m", "analysis.cli", "cores", *map(str, args)], cwd=REPO,
+                              capture_output=True, text=True)
+
+    ranking = tmp_path / "ranking.json"
+    refused = timekit("run", "-k", "1", "--ranking", ranking, "--", "true")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    ranked = timekit("rank", Path(__file__).parent / "data" / "cores", "--output", ranking)
+    assert ranked.returncode == 0 and ranking.exists(), ranked.stdout + ranked.stderr
+    assert "cg:" in ranked.stdout
+    # the recorded results may predate this machine's boot; make them look measured just now
+    data = json.loads(ranking.read_text())
+    import time
+
+    data["created_epoch"] = data["measured_from"] = time.time()
+    ranking.write_text(json.dumps(data))
+    ran = timekit("run", "-k", "1", "--ranking", ranking, "--", "sh", "-c", "grep Cpus_allowed_list /proc/self/status")
+    assert ran.returncode == 0, ran.stderr
+    assert len(ran.stdout.split(":")[1].strip().split(",")) == 1

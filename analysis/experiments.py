@@ -31,10 +31,14 @@ class Experiment:
     inputs: tuple
     rundefinitions: tuple
     presets: dict = field(default_factory=dict)
-    requires: dict = field(default_factory=dict)  # run definition -> program it needs on PATH
+    requires: dict = field(default_factory=dict)  # run definition ('*': every one) -> program it needs on PATH
     default_reps: int = 30  # what set-up writes, so plain `benchexec` yields this many
     planner: Callable = None  # (preset, usable CPUs) -> steps; default: every load level x rerun
     one_table: bool = False  # one table-generator page per sweep (conditions side by side), not per step
+    adapt: Callable = None  # () -> (this machine's run definitions, rewrite of the definition's XML text)
+
+    def machine_rundefinitions(self):
+        return self.adapt()[0] if self.adapt else self.rundefinitions
 
     def plan(self, preset):
         """The sweep's steps (benchexec invocations) in run order."""
@@ -43,8 +47,9 @@ class Experiment:
 
     def available_rundefinitions(self):
         """(run definitions whose programs exist, {skipped one: reason})."""
-        missing = {r: p for r, p in self.requires.items() if not shutil.which(p)}
-        available = tuple(r for r in self.rundefinitions if r not in missing)
+        rundefinitions = self.machine_rundefinitions()
+        missing = {r: p for r in rundefinitions for key, p in self.requires.items() if key in (r, "*") and not shutil.which(p)}
+        available = tuple(r for r in rundefinitions if r not in missing)
         return available, {r: f"'{p}' is not installed" for r, p in missing.items()}
 
     def runs_per_invocation(self, reps, tasksets, rundefinitions):
@@ -168,14 +173,25 @@ SCHEDULING_NOISE = Experiment(
     presets={"quick": Preset(reps=3, loads=(0,), reruns=1)},  # ~10 s
 )
 
+def numa_pairs(root="/"):
+    """Every (CPU node, memory node) pair of this machine as run definitions cpuC-memM, and the
+    rewrite that puts them into the benchmark definition (one node where /sys has none)."""
+    from analysis import numa
+
+    hardware = numa.sysfs_hardware(root)
+    nodes = list(hardware.nodes) if hardware else [0]
+    return tuple(f"cpu{c}-mem{m}" for c in nodes for m in nodes), lambda text: numa.benchmark_for_nodes(text, nodes)
+
+
 MEMORY_BANDWIDTH = Experiment(
     name="memory-bandwidth",
     benchmark=REPO / "benchmark-defs" / "memory-bandwidth.xml",
     table=REPO / "table-configs" / "memory-bandwidth.xml",
     task_dir=REPO / "programs" / "tasks" / "memory-bandwidth" / "reps",
     inputs=(REPO / "programs" / "inputs" / "memory-bandwidth" / "stream.txt",),
-    rundefinitions=("cpu0-mem0",),
-    requires={"cpu0-mem0": "numactl"},
+    rundefinitions=("cpu0-mem0",),  # what the committed file has; a sweep runs every pair (numa_pairs)
+    requires={"*": "numactl"},
+    adapt=numa_pairs,
     default_reps=3,
     presets={"quick": Preset(reps=3, loads=(0,), reruns=1)},  # ~5 s
 )

@@ -299,7 +299,10 @@ def write_sweep_benchmark(experiment, reps, outdir):
         else:
             element.text = str(original)
     copy = Path(outdir) / experiment.benchmark.name
-    tree.write(str(copy), xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype)
+    text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
+    if experiment.adapt:  # e.g. one run definition per NUMA node pair of this machine
+        text = experiment.adapt()[1](text)
+    copy.write_text(text)
     return copy
 
 

@@ -187,3 +187,34 @@ def test_benchexec_refuses_a_node_the_machine_lacks(programs, scratch):
     section, data = numa.section(tables)
     assert any("left out" in w for w in section.warnings)
     assert any("no STREAM run finished" in w for w in section.warnings)
+
+
+def test_a_sweep_runs_every_node_pair_of_the_machine(tmp_path):
+    """On a 2-node machine (a /sys layout), the sweep's copy of the benchmark definition has the
+    four run definitions cpuC-memM, valid against BenchExec's DTD, and the runner expects all four."""
+    import dataclasses
+    import functools
+
+    from analysis import experiments, lint
+    from analysis.runner import write_sweep_benchmark
+
+    for node, row in ((0, "10 21"), (1, "21 10")):
+        base = tmp_path / "root" / "sys" / "devices" / "system" / "node" / f"node{node}"
+        base.mkdir(parents=True)
+        (base / "distance").write_text(row + "\n")
+        (base / "cpulist").write_text(f"{node}\n")
+    (tmp_path / "root" / "sys" / "devices" / "system" / "node" / "online").write_text("0-1\n")
+    two_nodes = dataclasses.replace(experiments.MEMORY_BANDWIDTH,
+                                    adapt=functools.partial(experiments.numa_pairs, root=tmp_path / "root"))
+    assert two_nodes.machine_rundefinitions() == ("cpu0-mem0", "cpu0-mem1", "cpu1-mem0", "cpu1-mem1")
+    copy = write_sweep_benchmark(two_nodes, 2, tmp_path / "sweep")
+    assert lint.check([copy]) == []
+    from lxml import etree
+
+    tree = etree.parse(str(copy))
+    names = [r.get("name") for r in tree.iter("rundefinition")]
+    assert names == ["cpu0-mem0", "cpu0-mem1", "cpu1-mem0", "cpu1-mem1"]
+    options = {r.get("name"): [(o.get("name"), o.text) for o in r.iter("option")] for r in tree.iter("rundefinition")}
+    assert options["cpu1-mem0"] == [("--cpunode", "1"), ("--memnode", "0")]
+    # this machine: one node, the committed single pair
+    assert experiments.MEMORY_BANDWIDTH.machine_rundefinitions() == ("cpu0-mem0",)

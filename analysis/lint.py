@@ -6,6 +6,7 @@ it, so a typo costs a whole run. Each problem is one line `FILE:LINE: what is wr
 The DTDs are BenchExec 3.35's own (see dtd/NOTICE.md).
 """
 
+import re
 from pathlib import Path
 
 import yaml
@@ -87,7 +88,7 @@ def check(paths):
             problems += check_task(path)
         else:
             problems.append(f"{path}: not a benchmark/table XML or task YAML file")
-    return problems
+    return [re.sub(r"\s*\n\s*", " ", problem) for problem in problems]  # parsers' messages can span lines
 
 
 def require_valid(paths):

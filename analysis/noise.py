@@ -102,12 +102,16 @@ def read_periods(path):
             rows = list(reader)
     except OSError as e:
         raise PeriodsError(path, f"cannot be read ({e.strerror})") from None
+    if any(len(r) != len(PERIODS_HEADER) for r in rows):
+        raise PeriodsError(path, f"a row has not the {len(PERIODS_HEADER)} fields 'process,kind,index,cycles,cycles,ms,ms'")
     try:
         process = np.array([r[0] for r in rows], dtype=object)
         kind = np.array([r[1] for r in rows], dtype=object)
         numbers = np.array([[float(x) for x in r[3:7]] for r in rows]).reshape(-1, 4)
     except (ValueError, IndexError):
         raise PeriodsError(path, "a row is not 'process,kind,index,cycles,cycles,ms,ms'") from None
+    if not np.isfinite(numbers).all():
+        raise PeriodsError(path, "a start or duration is not a finite number")
     if not set(kind.tolist()) <= {"active", "inactive"}:
         raise PeriodsError(path, f"unknown kind of period: {sorted(set(kind.tolist()) - {'active', 'inactive'})}")
     return Periods(process=process, inactive=kind == "inactive", start_ms=numbers[:, 2], duration_ms=numbers[:, 3],

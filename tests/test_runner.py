@@ -44,11 +44,13 @@ def runs_per_file(directory, step):
 
 def files_outside(directory):
     """(path, mtime) of every file in the checkout but `directory` and what builds, tests and
-    Python write anyway (the programs' binaries, pytest's scratch, tox, bytecode)."""
-    skip = {".git", ".pytest-tmp", ".tox", ".venv", "__pycache__", "bin"}
+    Python write anyway (the programs' binaries, hidden folders such as pytest's scratch and tox,
+    bytecode)."""
     found = set()
     for path in REPO.rglob("*"):
-        if path.is_file() and not skip & set(path.relative_to(REPO).parts) and directory not in path.parents:
+        parts = path.relative_to(REPO).parts
+        hidden = any(part.startswith(".") for part in parts[:-1])  # .git, .tox, caches, pytest's scratch
+        if path.is_file() and not hidden and not {"__pycache__", "bin"} & set(parts) and directory not in path.parents:
             found.add((path, path.stat().st_mtime_ns))
     return found
 

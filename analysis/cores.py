@@ -282,7 +282,7 @@ class Similarity:
 def ad_resamples(pairs, alpha=ALPHA):
     """Permutation resamples for an Anderson-Darling p that scipy floors at 0.001: enough that the
     smallest Holm threshold alpha/m is 10 resolution steps (1/(R+1)) wide, at least
-    stats.AD_RESAMPLES, at most AD_RESAMPLES_MAX (beyond, the note says p is resolution-limited)."""
+    stats.AD_RESAMPLES, at most AD_RESAMPLES_MAX (beyond, similarity bounds a floored p by the KS p)."""
     return int(min(max(stats.AD_RESAMPLES, math.ceil(10 * max(pairs, 1) / alpha)), AD_RESAMPLES_MAX))
 
 
@@ -293,11 +293,17 @@ def similarity(groups, alpha=ALPHA, seed=0):
     where scipy's tabulated p is capped to 0.001-0.25 (analysis.stats), Holm over all
     k(k-1)/2 pairs; 'similar' when the adjusted p is at least alpha. The two-sample KS statistic
     measures how far apart two cores are (the paper's colours).
+
+    From 7 cores on (alpha/m below 10 steps of AD_RESAMPLES_MAX resamples) no affordable permutation
+    resolves the Holm thresholds (at 96 cores alpha/m = 2e-6, against 1/20001): a pair whose scipy p
+    is floored gets p = min(0.001, two-sample KS p) instead. That is still a valid p-value: for
+    t < 0.001, P(p <= t) <= P(KS p <= t) <= t; for t >= 0.001, p <= t exactly when the AD p <= t.
     """
     cores = sorted(groups)
     k = len(cores)
     m = k * (k - 1) // 2
     resamples = ad_resamples(m, alpha)
+    bounded = math.ceil(10 * max(m, 1) / alpha) > AD_RESAMPLES_MAX  # floored p: KS bound, no permutation
     ks = np.zeros((k, k))
     ad = np.full((k, k), np.nan)
     p = np.full((k, k), np.nan)
@@ -306,14 +312,25 @@ def similarity(groups, alpha=ALPHA, seed=0):
         a, b = groups[cores[i]], groups[cores[j]]
         # the many resamples matter only where scipy's p is floored (near the Holm thresholds);
         # a capped p (>= 0.25) is 'similar' at any resolution, so it gets the default count
-        floored = _scipy_ad_p(a, b) <= stats.AD_P_FLOOR
+        scipy_p = _scipy_ad_p(a, b)
+        floored, capped = scipy_p <= stats.AD_P_FLOOR, scipy_p >= stats.AD_P_CAP
+        # ad_max_pooled=0: a floored pair keeps scipy's statistic and skips the permutation
         found = {r.test: r for r in stats.two_sample_tests(a, b, str(cores[i]), str(cores[j]), alpha, seed,
                                                            (stats.KS, stats.ANDERSON),
-                                                           ad_resamples=resamples if floored else stats.AD_RESAMPLES)}
+                                                           ad_resamples=resamples if floored else stats.AD_RESAMPLES,
+                                                           ad_max_pooled=0 if bounded else stats.AD_MAX_POOLED)}
         ks[i, j] = ks[j, i] = found[stats.KS].statistic
         ad[i, j] = ad[j, i] = found[stats.ANDERSON].statistic
         p[i, j] = p[j, i] = found[stats.ANDERSON].p
         notes[i, j] = notes[j, i] = found[stats.ANDERSON].note
+        if bounded and capped:
+            notes[i, j] = notes[j, i] = (f"Anderson-Darling p >= {p[i, j]:.3g} (scipy's tabulated value, capped at 0.25): "
+                                         "similar under any correction, no permutation needed")
+        if floored and bounded:
+            p[i, j] = p[j, i] = min(stats.AD_P_FLOOR, found[stats.KS].p)
+            notes[i, j] = notes[j, i] = (
+                f"Anderson-Darling p < {stats.AD_P_FLOOR} (scipy's floor); p = min({stats.AD_P_FLOOR}, two-sample KS p "
+                f"{found[stats.KS].p:.3g}): no permutation of at most {AD_RESAMPLES_MAX} resamples resolves alpha/m = {alpha / m:.2g}")
     upper = [(i, j) for i, j in itertools.combinations(range(k), 2)]
     adjusted = np.full((k, k), np.nan)
     if upper:
@@ -324,8 +341,8 @@ def similarity(groups, alpha=ALPHA, seed=0):
     return Similarity(cores=cores, n=[int(np.isfinite(np.asarray(groups[c], dtype=float)).sum()) for c in cores],
                       ks=ks, ad_statistic=ad, p=p, p_adjusted=adjusted, similar=similar, notes=notes,
                       alpha=alpha, resamples=resamples, correction=f"Holm over the {m} pairs" + (
-                          f"; permutation p resolves only 1/{resamples + 1}, coarser than alpha/m = {alpha / m:.2g}: "
-                          "floored pairs may be called similar (conservative)" if 1 / (resamples + 1) > alpha / max(m, 1) else ""))
+                          f"; a permutation cannot resolve alpha/m = {alpha / m:.2g}: where scipy's Anderson-Darling p is "
+                          f"floored, p = min({stats.AD_P_FLOOR}, two-sample KS p)" if bounded else ""))
 
 
 def _scipy_ad_p(a, b):
@@ -694,8 +711,10 @@ def analyse(samples, topology_cpus, *, root="/", notes=()):
                  "AD p (Holm)", f"alpha {ALPHA}", "how p was obtained"],
         rows=pair_rows,
         caption=f"k-sample Anderson-Darling (k = 2, midrank); where scipy's p is capped (0.25) or floored (0.001), p "
-                f"comes from a permutation test ({', '.join(map(str, resamples))} resamples, enough to resolve "
-                f"alpha/m); Holm over the k(k-1)/2 pairs of each workload."))
+                f"comes from a permutation test ({', '.join(map(str, resamples))} resamples); Holm over the k(k-1)/2 pairs "
+                f"of each workload. From 7 cores on, no affordable permutation resolves alpha/m: a floored p is bounded "
+                f"by the two-sample KS p and a capped one stays 'p >= 0.25' (similar under any correction); the last "
+                f"column says which applied."))
     ranking = rank(groups)
     data["ranking"] = _json_safe(ranking)
     sec.tables.append(_ranking_table(ranking, topology_cpus))

@@ -55,13 +55,13 @@ def cdf_per_core(groups, labels, topology_cpus=None):
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4))
         axes[0].set_ylabel("share of runs ≤ x")
         handles, names = axes[0].get_legend_handles_labels()
+        title = "Kernel time per core (empirical CDF)"
         if len(cores) <= 10 and handles:
             for ax in axes:
                 ax.legend(loc="lower right", frameon=False, fontsize=7)
-        elif handles:
-            fig.text(0.99, 0.01, f"colour: CPU {cores[0]} (dark) to {cores[-1]} (light)", ha="right", va="bottom",
-                     fontsize=8, color="0.3")
-        fig.suptitle("Kernel time per core (empirical CDF)")
+        elif handles:  # in the title, where the constrained layout keeps it clear of the x labels
+            title += f"\ncolour: CPU {cores[0]} (dark) to {cores[-1]} (light)"
+        fig.suptitle(title)
     return fig
 
 

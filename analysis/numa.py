@@ -326,12 +326,32 @@ def section(tables, root="/", hardware=None):
         firmware = sysfs_hardware(root)
         if firmware is not None:
             notes.append("The runs did not record every node's distances; the firmware's table is read from this host's /sys.")
+    notes.append(_sizes_and_checksums(tables))
     sec, data = section_from_pairs(pairs, firmware, notes=notes)
     sec.warnings[:0] = warnings
     if excluded:
         sec.warnings.append(f"{len(excluded)} run(s) are left out: " + ", ".join(f"{k} ({v})" for k, v in excluded.items()))
     data["excluded"] = excluded
     return sec, data
+
+
+def _sizes_and_checksums(tables):
+    """What makes a STREAM figure valid, said once: array size against the last-level cache,
+    trials, and how many runs validated their checksums."""
+    sizes, llcs, trials, ok, runs = set(), set(), set(), 0, 0
+    for table in tables:
+        for i in np.flatnonzero(table.valid()):
+            runs += 1
+            for column, found in (("array-bytes", sizes), ("llc-bytes", llcs), ("trials", trials)):
+                value = table.columns.get(column)
+                if value is not None and np.isfinite(value[i]):
+                    found.add(int(value[i]))
+            checksum = table.columns.get("checksum-ok")
+            ok += int(checksum is not None and checksum[i] == 1)
+    mib = lambda values: ", ".join(f"{v / 2**20:g} MiB" for v in sorted(values)) or "unknown"  # noqa: E731
+    return (f"Each of STREAM's three arrays held {mib(sizes)} (last-level cache: {mib(llcs)}; at least 4 x, so no "
+            f"kernel runs from cache), best of {', '.join(map(str, sorted(trials))) or 'unknown'} trials; "
+            f"{ok} of {runs} finished runs validated their checksums (a run that does not is left out).")
 
 
 def section_from_pairs(pairs, firmware, notes=()):

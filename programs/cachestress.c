@@ -21,16 +21,7 @@
  * Usage: cachestress FILE | --version
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "buildinfo.h"
 
 /* -DCACHESTRESS_NO_CLFLUSH builds the non-x86 variant on x86 too (the tests use it). */
 #if (defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))) && !defined(CACHESTRESS_NO_CLFLUSH)
@@ -43,97 +34,9 @@
 
 #define NAME "cachestress"
 #define EXIT_UNSUPPORTED 3
-
-/* The keys a parameter file may set: unsigned integers (> 0) or doubles (> 0). */
-struct param {
-    const char *key;
-    uint64_t *u;
-    double *d;
-};
-
-static int set_param(const struct param *known, const char *path, const char *key, const char *value)
-{
-    if (strcmp(key, "workload") == 0) {
-        if (strcmp(value, NAME) != 0) {
-            fprintf(stderr, NAME ": %s: parameter file for '%s', not for " NAME "\n", path, value);
-            return -1;
-        }
-        return 0;
-    }
-    for (const struct param *p = known; p->key; p++) {
-        if (strcmp(key, p->key) != 0) continue;
-        char *end;
-        errno = 0;
-        if (p->u) {
-            unsigned long long v = strtoull(value, &end, 10);
-            if (errno || end == value || *end != '\0' || v == 0 || value[0] == '-') {
-                fprintf(stderr, NAME ": %s: %s must be a positive integer, got '%s'\n", path, key, value);
-                return -1;
-            }
-            *p->u = (uint64_t)v;
-        } else {
-            double v = strtod(value, &end);
-            if (errno || end == value || *end != '\0' || !(v > 0)) {
-                fprintf(stderr, NAME ": %s: %s must be a positive number, got '%s'\n", path, key, value);
-                return -1;
-            }
-            *p->d = v;
-        }
-        return 0;
-    }
-    fprintf(stderr, NAME ": %s: unknown key '%s' (known: workload", path, key);
-    for (const struct param *p = known; p->key; p++) fprintf(stderr, ", %s", p->key);
-    fprintf(stderr, ")\n");
-    return -1;
-}
-
-/* Read `key=value` lines ('#' starts a comment, blanks around key and value are ignored). */
-static int read_params(const char *path, const struct param *known)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, NAME ": cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[512];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        char *s = line;
-        s[strcspn(s, "#\r\n")] = '\0';
-        while (*s == ' ' || *s == '\t') s++;
-        if (*s == '\0') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fprintf(stderr, NAME ": %s: expected key=value, got '%s'\n", path, s);
-            rc = -1;
-            break;
-        }
-        *eq = '\0';
-        char *value = eq + 1;
-        for (char *k = eq; k > s && (k[-1] == ' ' || k[-1] == '\t'); k--) k[-1] = '\0';
-        while (*value == ' ' || *value == '\t') value++;
-        for (size_t n = strlen(value); n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'); n--) value[n - 1] = '\0';
-        rc = set_param(known, path, s, value);
-    }
-    fclose(f);
-    return rc;
-}
+#include "kit.h"
 
 #if HAVE_CLFLUSH
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cputime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Bytes clflush evicts (CPUID leaf 1: EDX bit 19 says clflush exists, EBX bits 15:8 give the
  * line in units of 8 bytes); 0 if clflush is absent. */
 static unsigned clflush_line(void)
@@ -158,18 +61,11 @@ static void stress(volatile unsigned char *buf, uint64_t size, uint64_t line, ui
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf(NAME " %s (%s; %s; clflush %s)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS,
-               HAVE_CLFLUSH ? "x86" : "unavailable");
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: " NAME " FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "FILE", HAVE_CLFLUSH ? "; clflush x86" : "; clflush unavailable");
+    if (rc >= 0) return rc;
     uint64_t buffer = 4194304, repeats = 8;
     const struct param known[] = {{"buffer", &buffer, NULL}, {"repeats", &repeats, NULL}, {NULL, NULL, NULL}};
-    if (read_params(argv[1], known) != 0) return 2;
+    if (kit_read_params(argv[1], known) != 0) return 2;
 #if !HAVE_CLFLUSH
     printf("unsupported=clflush needs x86\n");
     fprintf(stderr, NAME ": clflush is an x86 instruction; cannot run on this architecture\n");
@@ -188,11 +84,10 @@ int main(int argc, char **argv)
     }
     memset(buf, 0, buffer);  /* every page mapped before the clock starts */
 
-    int cpu_start = sched_getcpu();
-    double c0 = cputime(), t0 = now();
+    struct span span;
+    span_start(&span);
     stress(buf, buffer, line, repeats);
-    double t1 = now(), c1 = cputime();
-    int cpu_end = sched_getcpu();
+    span_stop(&span);
 
     uint64_t checksum = 0, lines = 0;
     for (uint64_t i = 0; i < buffer; i++) checksum += buf[i];
@@ -204,11 +99,11 @@ int main(int argc, char **argv)
     printf("repeats=%" PRIu64 "\n", repeats);
     printf("line=%u\n", line);
     printf("lines=%" PRIu64 "\n", lines);
-    printf("self-seconds=%.9f\n", t1 - t0);
-    printf("self-cputime=%.9f\n", c1 - c0);
+    printf("self-seconds=%.9f\n", span.t1 - span.t0);
+    printf("self-cputime=%.9f\n", span.c1 - span.c0);
     printf("checksum=%" PRIu64 "\n", checksum);
-    printf("cpu-start=%d\n", cpu_start);
-    printf("cpu-end=%d\n", cpu_end);
+    printf("cpu-start=%d\n", span.cpu_start);
+    printf("cpu-end=%d\n", span.cpu_end);
     return 0;
 #endif
 }

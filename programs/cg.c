@@ -28,116 +28,11 @@
  * Usage: cg FILE | --version
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "buildinfo.h"
 
 #define NAME "cg"
-
-/* The keys a parameter file may set: unsigned integers (> 0) or doubles (> 0). */
-struct param {
-    const char *key;
-    uint64_t *u;
-    double *d;
-};
-
-static int set_param(const struct param *known, const char *path, const char *key, const char *value)
-{
-    if (strcmp(key, "workload") == 0) {
-        if (strcmp(value, NAME) != 0) {
-            fprintf(stderr, NAME ": %s: parameter file for '%s', not for " NAME "\n", path, value);
-            return -1;
-        }
-        return 0;
-    }
-    for (const struct param *p = known; p->key; p++) {
-        if (strcmp(key, p->key) != 0) continue;
-        char *end;
-        errno = 0;
-        if (p->u) {
-            unsigned long long v = strtoull(value, &end, 10);
-            if (errno || end == value || *end != '\0' || v == 0 || value[0] == '-') {
-                fprintf(stderr, NAME ": %s: %s must be a positive integer, got '%s'\n", path, key, value);
-                return -1;
-            }
-            *p->u = (uint64_t)v;
-        } else {
-            double v = strtod(value, &end);
-            if (errno || end == value || *end != '\0' || !(v > 0)) {
-                fprintf(stderr, NAME ": %s: %s must be a positive number, got '%s'\n", path, key, value);
-                return -1;
-            }
-            *p->d = v;
-        }
-        return 0;
-    }
-    fprintf(stderr, NAME ": %s: unknown key '%s' (known: workload", path, key);
-    for (const struct param *p = known; p->key; p++) fprintf(stderr, ", %s", p->key);
-    fprintf(stderr, ")\n");
-    return -1;
-}
-
-/* Read `key=value` lines ('#' starts a comment, blanks around key and value are ignored). */
-static int read_params(const char *path, const struct param *known)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, NAME ": cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[512];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        char *s = line;
-        s[strcspn(s, "#\r\n")] = '\0';
-        while (*s == ' ' || *s == '\t') s++;
-        if (*s == '\0') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fprintf(stderr, NAME ": %s: expected key=value, got '%s'\n", path, s);
-            rc = -1;
-            break;
-        }
-        *eq = '\0';
-        char *value = eq + 1;
-        for (char *k = eq; k > s && (k[-1] == ' ' || k[-1] == '\t'); k--) k[-1] = '\0';
-        while (*value == ' ' || *value == '\t') value++;
-        for (size_t n = strlen(value); n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'); n--) value[n - 1] = '\0';
-        rc = set_param(known, path, s, value);
-    }
-    fclose(f);
-    return rc;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cputime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+#include "kit.h"
 
 /* A symmetric sparse matrix in CSR form, the diagonal stored separately. */
 struct csr {
@@ -240,14 +135,8 @@ static double conjugate_gradient(const struct csr *a, const double *x, double *z
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf(NAME " %s (%s; %s)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: " NAME " FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "FILE", "");
+    if (rc >= 0) return rc;
     uint64_t rows = 14000, per_row = 66, cg_iterations = 25, power_iterations = 2, seed = 1;
     double shift = 10;
     const struct param known[] = {
@@ -255,7 +144,7 @@ int main(int argc, char **argv)
         {"cg-iterations", &cg_iterations, NULL}, {"power-iterations", &power_iterations, NULL},
         {"seed", &seed, NULL}, {NULL, NULL, NULL},
     };
-    if (read_params(argv[1], known) != 0) return 2;
+    if (kit_read_params(argv[1], known) != 0) return 2;
     if (rows < 2 || rows > UINT32_MAX || per_row > (UINT64_MAX / 32) / rows) {
         fprintf(stderr, NAME ": %s: rows must be 2..%" PRIu32 " and rows x per-row must fit in memory\n", argv[1], UINT32_MAX);
         return 2;
@@ -272,8 +161,8 @@ int main(int argc, char **argv)
     double norm0 = sqrt(dot(x, x, rows));
     for (uint64_t i = 0; i < rows; i++) x[i] /= norm0;
 
-    int cpu_start = sched_getcpu();
-    double c0 = cputime(), t0 = now();
+    struct span span;
+    span_start(&span);
     double zeta = 0, residual = 0;
     for (uint64_t it = 0; it < power_iterations; it++) {
         residual = conjugate_gradient(&a, x, z, r, p, q, cg_iterations);
@@ -281,8 +170,7 @@ int main(int argc, char **argv)
         double norm = sqrt(dot(z, z, rows));
         for (uint64_t i = 0; i < rows; i++) x[i] = z[i] / norm;
     }
-    double t1 = now(), c1 = cputime();
-    int cpu_end = sched_getcpu();
+    span_stop(&span);
 
     uint64_t nnz = a.nnz + rows;
     printf("workload=" NAME "\n");
@@ -290,12 +178,12 @@ int main(int argc, char **argv)
     printf("nonzeros=%" PRIu64 "\n", nnz);
     printf("matrix-bytes=%" PRIu64 "\n", a.nnz * (sizeof *a.col + sizeof *a.val) + rows * (sizeof *a.diag + sizeof *a.start));
     printf("iterations=%" PRIu64 "\n", power_iterations * cg_iterations);
-    printf("self-seconds=%.9f\n", t1 - t0);
-    printf("self-cputime=%.9f\n", c1 - c0);
+    printf("self-seconds=%.9f\n", span.t1 - span.t0);
+    printf("self-cputime=%.9f\n", span.c1 - span.c0);
     printf("zeta=%.15e\n", zeta);
     printf("residual=%.6e\n", residual);
     printf("checksum=%.12e\n", zeta);
-    printf("cpu-start=%d\n", cpu_start);
-    printf("cpu-end=%d\n", cpu_end);
+    printf("cpu-start=%d\n", span.cpu_start);
+    printf("cpu-end=%d\n", span.cpu_end);
     return 0;
 }

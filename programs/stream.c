@@ -21,20 +21,14 @@
  * Usage: stream PARAMETER-FILE | --version
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <math.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "buildinfo.h"
+#define NAME "stream"
+#include "kit.h"
 
 #define KERNELS 4
 static const char *const NAMES[KERNELS] = {"copy", "scale", "add", "triad"};
@@ -48,52 +42,19 @@ struct params {
     double llc_bytes; /* 0: from /sys */
 };
 
-static char *trim(char *s)
+static int set_param(void *ctx, const char *key, const char *value)
 {
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n')) *--e = '\0';
-    return s;
-}
-
-static int read_params(const char *path, struct params *p)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "stream: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[512];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        char *s = trim(line);
-        if (!*s) continue;
-        char *eq = strchr(s, '='), *end;
-        if (!eq) {
-            fprintf(stderr, "stream: %s:%d: expected key=value, got '%s'\n", path, lineno, s);
-            fclose(f);
-            return -1;
-        }
-        *eq = '\0';
-        char *key = trim(s), *value = trim(eq + 1);
-        errno = 0;
-        double v = strtod(value, &end);
-        int ok = !errno && end != value && !*end;
-        if (ok && !strcmp(key, "trials") && v >= 2 && v <= 1000 && v == floor(v)) p->trials = (long)v;
-        else if (ok && !strcmp(key, "llc-factor") && v > 0) p->llc_factor = v;
-        else if (ok && !strcmp(key, "scalar") && v != 0) p->scalar = v;
-        else if (ok && !strcmp(key, "array-mib") && v > 0) p->array_mib = v;
-        else if (ok && !strcmp(key, "llc-bytes") && v > 0) p->llc_bytes = v;
-        else {
-            fprintf(stderr, "stream: %s:%d: unknown key or bad value: %s=%s\n", path, lineno, key, value);
-            fclose(f);
-            return -1;
-        }
-    }
-    fclose(f);
+    struct params *p = ctx;
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    int ok = !errno && end != value && !*end;
+    if (ok && !strcmp(key, "trials") && v >= 2 && v <= 1000 && v == floor(v)) p->trials = (long)v;
+    else if (ok && !strcmp(key, "llc-factor") && v > 0) p->llc_factor = v;
+    else if (ok && !strcmp(key, "scalar") && v != 0) p->scalar = v;
+    else if (ok && !strcmp(key, "array-mib") && v > 0) p->array_mib = v;
+    else if (ok && !strcmp(key, "llc-bytes") && v > 0) p->llc_bytes = v;
+    else return -1;
     return 0;
 }
 
@@ -176,13 +137,6 @@ static void print_numa(int node)
     if (f) fclose(f);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* relative error of the array against the value every element should hold */
 static double max_relative_error(const double *x, size_t n, double expected)
 {
@@ -196,16 +150,10 @@ static double max_relative_error(const double *x, size_t n, double expected)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf("stream %s (%s; %s; 1 thread, double)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: stream PARAMETER-FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "PARAMETER-FILE", "; 1 thread, double");
+    if (rc >= 0) return rc;
     struct params p = {.trials = 10, .llc_factor = 4, .scalar = 3, .array_mib = 0, .llc_bytes = 0};
-    if (read_params(argv[1], &p)) return 2;
+    if (kit_read_lines(argv[1], 512, set_param, &p)) return 2;
     double start_all = now();
 
     int cpu = sched_getcpu();

@@ -36,21 +36,15 @@
  *        tracer --version
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "buildinfo.h"
+#define NAME "tracer"
+#include "kit.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -116,8 +110,9 @@ static int number(const char *value, double *out)
     return (errno || end == value || *end) ? -1 : 0;
 }
 
-static int set_param(struct params *p, const char *key, const char *value)
+static int set_param(void *ctx, const char *key, const char *value)
 {
+    struct params *p = ctx;
     double v;
     if (!strcmp(key, "mode")) {
         if (strcmp(value, "trace") && strcmp(value, "context-switch") && strcmp(value, "replay")) return -1;
@@ -140,44 +135,9 @@ static int set_param(struct params *p, const char *key, const char *value)
     return 0;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n')) *--e = '\0';
-    return s;
-}
-
 static int read_params(const char *path, struct params *p)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "tracer: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[1024];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        char *s = trim(line);
-        if (!*s) continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fprintf(stderr, "tracer: %s:%d: expected key=value, got '%s'\n", path, lineno, s);
-            fclose(f);
-            return -1;
-        }
-        *eq = '\0';
-        char *key = trim(s), *value = trim(eq + 1);
-        if (set_param(p, key, value)) {
-            fprintf(stderr, "tracer: %s:%d: unknown key or bad value: %s=%s\n", path, lineno, key, value);
-            fclose(f);
-            return -1;
-        }
-    }
-    fclose(f);
+    if (kit_read_lines(path, 1024, set_param, p)) return -1;
     if (!strcmp(p->mode, "replay") && (!p->replay_file[0] || p->tsc_hz <= 0)) {
         fprintf(stderr, "tracer: %s: mode=replay needs replay-file and tsc-hz\n", path);
         return -1;
@@ -850,14 +810,8 @@ static int run_live(const struct params *p)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf("tracer %s (%s; %s; ticks: %s)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS, TICK_SOURCE);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: tracer PARAMETER-FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "PARAMETER-FILE", "; ticks: " TICK_SOURCE);
+    if (rc >= 0) return rc;
     struct params p;
     defaults(&p);
     if (read_params(argv[1], &p)) return 2;

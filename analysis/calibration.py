@@ -358,7 +358,7 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
         tables, conditions = sets[0].tables, sets[0].conditions
         if not any(column in t.columns for t in tables):
             raise CalibrationError(f"{kind}: no result file has a column '{column}'")
-        groups = compare_mod._groups(tables, conditions, (column,))
+        groups = compare_mod.groups(tables, conditions, (column,))
         for (rundefinition, name, _), (values, left_out) in sorted(groups.items()):
             label = f"{rundefinition} / {name} ({column})"
             if values.size < MIN_N or not np.ptp(values) > 0:

@@ -40,7 +40,7 @@ class Row:
     verdict: str = "~"
 
 
-def _groups(tables, conditions, columns):
+def groups(tables, conditions, columns):
     """{(run definition, input, column): (finished values, count left out)}; in a sweep the run
     definition is named with its load level (reruns of one level pool)."""
     groups = {}
@@ -64,7 +64,7 @@ def _groups(tables, conditions, columns):
 def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02):
     """Rows for every (run definition, input, column) present on both sides; base and new are
     (RunTables, conditions by file name) as pipeline.load_tables gives them."""
-    base_groups, new_groups = _groups(*base, columns), _groups(*new, columns)
+    base_groups, new_groups = groups(*base, columns), groups(*new, columns)
     rows = []
     for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
         (a, out_a), (b, out_b) = base_groups[key], new_groups[key]

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from analysis import stats
+from analysis import results, stats
 from analysis.report import Figure, Finding, Section, Table
 from analysis.tasks import input_of
 
@@ -169,16 +169,6 @@ def samples_from_groups(groups, warmup=None):
                    warmup=np.zeros(n, dtype=bool) if warmup is None else np.asarray(warmup, dtype=bool))
 
 
-def _without_duplicate_blocks(tables):
-    """BenchExec writes a run set's runs once in total and again per task set (files with a
-    `block` attribute); keep each run once."""
-    def key(t):
-        return (t.benchmark, t.date, t.rundefinition)
-
-    combined = {key(t) for t in tables if "block" not in t.attributes}
-    return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
-
-
 def _assigned_core(table, n):
     """The core BenchExec assigned per run: its cpuCores column, else coreK of the name."""
     values = table.columns.get("cpuCores")
@@ -192,7 +182,7 @@ def collect(tables, warmups=WARMUPS):
     """Samples of the runs of the core-heterogeneity workloads in the given RunTables."""
     if warmups < 0:
         raise CoresError(f"warm-ups must be >= 0, got {warmups}")
-    tables = [t for t in _without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
+    tables = [t for t in results.without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
     parts = []
     for index, table in enumerate(tables):
         n = len(table)
@@ -531,8 +521,6 @@ def _measured_from(tables):
 
 def load(paths, warmups=WARMUPS):
     """(Samples, RunTables) of result files or directories of them."""
-    from analysis import results
-
     try:
         tables = results.load_results(list(paths), COLUMNS)
     except results.ResultFileError as e:
@@ -541,7 +529,7 @@ def load(paths, warmups=WARMUPS):
     if samples is None or not samples.counted.any():
         raise CoresError(f"no counted runs of {TOOL_MODULE} in {', '.join(map(str, paths))}; "
                          "run benchexec benchmark-defs/core-heterogeneity.xml first")
-    return samples, [t for t in _without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
+    return samples, [t for t in results.without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
 
 
 def rank_command(paths, out=None, warmups=WARMUPS, stdout=None):

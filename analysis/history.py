@@ -227,7 +227,7 @@ def load_result_sets(paths, columns):
             first = min(tables, key=parse_date)
             sets.append(ResultSet(label, parse_date(first), first.date, tables, conditions))
     for (benchmark, date), tables in invocations.items():
-        tables = pipeline._without_duplicate_blocks(tables)
+        tables = results.without_duplicate_blocks(tables)
         label = tables[0].path.name if len(tables) == 1 else f"{benchmark} ({len(tables)} files)"
         sets.append(ResultSet(label, parse_date(tables[0]), date, tables, {}))
     sets.sort(key=lambda s: (s.date, s.label))
@@ -316,7 +316,7 @@ def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold
     units = {t.units.get(column, "") for t in tables if column in t.columns}
     points = {}
     for index, result_set in enumerate(sets):
-        groups = compare_mod._groups(result_set.tables, result_set.conditions, (column,))
+        groups = compare_mod.groups(result_set.tables, result_set.conditions, (column,))
         for (rundefinition, name, _), (values, left_out) in groups.items():
             summary = stats.summarize(values)
             if summary.n:

@@ -72,16 +72,8 @@ def load_tables(path, columns=None):
                 conditions[name] = step
         return results.load_results(files, columns), conditions, sweep
     if path.is_dir():
-        return _without_duplicate_blocks(results.load_results(path, columns)), {}, None
+        return results.without_duplicate_blocks(results.load_results(path, columns)), {}, None
     return results.load_results([path], columns), {}, None
-
-
-def _without_duplicate_blocks(tables):
-    """BenchExec writes a run definition's runs once in total and again per task set (files with a
-    `block` attribute), but only the per-task-set files when just one task set ran. Keep each run once."""
-    key = lambda t: (t.benchmark, t.date, t.rundefinition)  # noqa: E731
-    combined = {key(t) for t in tables if "block" not in t.attributes}
-    return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
 
 
 def _time_apis_section(tables, conditions, env, sweeps):

@@ -224,6 +224,16 @@ def _is_error_status(bx_result, status):
     )
 
 
+def without_duplicate_blocks(tables):
+    """BenchExec writes a run definition's runs once in total and again per task set (files with a
+    `block` attribute), but only the per-task-set files when just one task set ran. Keep each run once."""
+    def key(t):
+        return (t.benchmark, t.date, t.rundefinition)
+
+    combined = {key(t) for t in tables if "block" not in t.attributes}
+    return [t for t in tables if "block" not in t.attributes or key(t) not in combined]
+
+
 def load_results(paths, columns=None) -> list[RunTable]:
     """Load result files; a directory stands for its ``*.results*.xml[.bz2|.gz]`` files, sorted."""
     if isinstance(paths, (str, os.PathLike)):

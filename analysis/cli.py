@@ -82,21 +82,25 @@ def build_parser():
     run = commands.add_parser(
         "run", help="run one experiment's sweep under benchexec",
         description=textwrap.fill(
-            "Run an experiment: for every rerun and load level, start that many background "
-            "busy processes (outside BenchExec's cgroups), run benchexec on the experiment's benchmark "
-            "definition with a distinct --name, stop the load. Writes sweep.json (conditions, "
+            "Run an experiment as a sweep of benchexec invocations, each with a distinct --name and the "
+            "conditions BenchExec cannot express set around it: background busy processes outside BenchExec's "
+            "cgroups (time-apis, os-microbench, scheduling-noise, memory-bandwidth: --loads), one core at a time "
+            "(core-heterogeneity), a pinned or niced competitor (discipline). Writes sweep.json (conditions, "
             "environment, result files) next to BenchExec's results, then tables and the report.", 78),
-        epilog="examples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
+        epilog="presets: " + "; ".join(f"{e.name}: {', '.join(e.presets)}" for e in experiments.EXPERIMENTS.values())
+        + "\n\nexamples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
         "  timekit run time-apis --preset thesis      # 1000 runs x loads 0-6 x 4 APIs (hours)\n"
         "  timekit run time-apis --loads 0-4 --reps 100 --reruns 5\n"
+        "  timekit run core-heterogeneity --reruns 10 # 10 rounds over all cores\n"
+        "  timekit run discipline --preset talk       # N = 30 runs x M = 5 reruns per condition\n"
         "  timekit run time-apis --resume             # continue the latest interrupted sweep",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
-    run.add_argument("--preset", default="quick", help="quick (demo-sized) or thesis (the source's full design); default quick")
+    run.add_argument("--preset", default="quick", help="quick (demo-sized, the default) or the source's full design (see below)")
     run.add_argument("--loads", type=parse_loads, help="background processes per level, e.g. 0-6 or 0,2,4 (overrides the preset)")
-    run.add_argument("--reps", type=positive_int, help="runs per task and timing API in one invocation (overrides the preset)")
-    run.add_argument("--reruns", type=positive_int, help="benchexec invocations per load level (overrides the preset)")
+    run.add_argument("--reps", type=positive_int, help="runs per task and run definition in one invocation (overrides the preset)")
+    run.add_argument("--reruns", type=positive_int, help="benchexec invocations per condition, rounds for core-heterogeneity (overrides the preset)")
     run.add_argument("--output", type=Path, help="sweep directory (default: results/EXPERIMENT/DATE)")
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
@@ -193,6 +197,8 @@ def _preset(experiment, args):
     if args.preset not in experiment.presets:
         raise runner.SweepError(f"unknown preset '{args.preset}'; {experiment.name} has: {', '.join(experiment.presets)}")
     preset = experiment.presets[args.preset]
+    if args.loads and experiment.planner:
+        raise runner.SweepError(f"--loads does not apply to {experiment.name}: its conditions are not background load levels")
     return experiments.Preset(
         reps=args.reps or preset.reps,
         loads=args.loads or preset.loads,

@@ -149,6 +149,7 @@ def test_failed_and_timed_out_runs_stay_out_of_the_statistics(programs, scratch)
     (["run", "time-apis", "--loads", "3-1"], "is not a list of load levels"),
     (["run", "time-apis", "--reps", "0"], "is not a positive integer"),
     (["run", "time-apis", "--preset", "huge"], "unknown preset 'huge'"),
+    (["run", "discipline", "--loads", "1"], "--loads does not apply to discipline"),
     (["run", "nosuch"], "invalid choice"),
     (["report", "no/such/dir"], "no/such/dir"),
 ])

@@ -76,6 +76,8 @@ def load_tables(path, columns=None):
     return results.load_results([path], columns), {}, None
 
 
+# Each builder gets (tables, conditions, environment, sweeps) and gives (section, data, samples
+# for samples.csv or None); the modules' own section() functions take only what they need.
 def _time_apis_section(tables, conditions, env, sweeps):
     samples = time_apis.collect(tables, conditions)
     section, data = time_apis.section(samples, _cores(env), _sweep_notes(sweeps))
@@ -83,28 +85,15 @@ def _time_apis_section(tables, conditions, env, sweeps):
 
 
 def _discipline_section(tables, conditions, env, sweeps):
-    section, data = discipline.section(tables, conditions, env.get("probes", []), _cores(env))
-    return section, data, None
+    return (*discipline.section(tables, conditions, env.get("probes", []), _cores(env)), None)
 
 
 def _cores_section(tables, conditions, env, sweeps):
-    section, data = cores.section(tables, topology.cpus(), notes=_sweep_notes(sweeps))
-    return section, data, None
+    return (*cores.section(tables, topology.cpus(), notes=_sweep_notes(sweeps)), None)
 
 
-def _microbench_section(tables, conditions, env, sweeps):
-    section, data = microbench.section(tables)
-    return section, data, None
-
-
-def _noise_section(tables, conditions, env, sweeps):
-    section, data = noise.section(tables)
-    return section, data, None
-
-
-def _numa_section(tables, conditions, env, sweeps):
-    section, data = numa.section(tables)
-    return section, data, None
+def _tables_only(section):
+    return lambda tables, conditions, env, sweeps: (*section(tables), None)
 
 
 # experiment -> (section builder, columns it reads); report order = this order
@@ -112,9 +101,9 @@ SECTIONS = {
     "time-apis": (_time_apis_section, time_apis.COLUMNS),
     "discipline": (_discipline_section, discipline.COLUMNS),
     "core-heterogeneity": (_cores_section, cores.COLUMNS),
-    "os-microbench": (_microbench_section, microbench.COLUMNS),
-    "scheduling-noise": (_noise_section, noise.COLUMNS),
-    "memory-bandwidth": (_numa_section, numa.COLUMNS),
+    "os-microbench": (_tables_only(microbench.section), microbench.COLUMNS),
+    "scheduling-noise": (_tables_only(noise.section), noise.COLUMNS),
+    "memory-bandwidth": (_tables_only(numa.section), numa.COLUMNS),
 }
 
 

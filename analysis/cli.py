@@ -25,7 +25,7 @@ from analysis import calibration
 from analysis import compare as compare_mod
 from analysis import history as history_mod
 from analysis import lint as lint_mod
-from analysis import cores, environment, experiments, pipeline, results, runner, system, tuning
+from analysis import cores, cores_pinning, environment, experiments, pipeline, results, runner, system, tuning
 from analysis.tasks import TaskError
 
 EXIT_ERROR = 2
@@ -288,11 +288,11 @@ def cmd_calibrate(args):
 
 def cmd_cores(args):
     if args.action == "rank":
-        return cores.rank_command(args.results, args.output)
+        return cores_pinning.rank_command(args.results, args.output)
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
         raise cores.CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
-    return cores.run_command(args.k, command, ranking_path=args.ranking, workload=args.workload)
+    return cores_pinning.run_command(args.k, command, ranking_path=args.ranking, workload=args.workload)
 
 
 def cmd_lint(args):

@@ -14,22 +14,17 @@ time (self-seconds); a run counts for the core it ran on only if it finished, st
 there, and that core is the one BenchExec was told to use. The first W runs of each workload
 in each invocation are warm-ups and are dropped.
 
-Besides the report section this module ranks the cores (`rank`, saved as JSON with the boot
-time) and pins a command to the K fastest of them (`pin_command`), the paper's golden-suite idea.
+Besides the report section this module ranks the cores (`rank`); analysis.cores_pinning saves
+that ranking and pins a command to the K fastest cores, the paper's golden-suite idea.
 """
 
 from __future__ import annotations
 
 import datetime
 import itertools
-import json
 import math
-import os
 import platform
 import re
-import shutil
-import subprocess
-import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,10 +33,9 @@ import numpy as np
 import scipy.stats
 
 from analysis import results, stats
-from analysis.report import Figure, Finding, Section, Table
+from analysis.report import Figure, Finding, Section, Table, jsonable
 from analysis.tasks import input_of
 
-REPO = Path(__file__).resolve().parent.parent
 WORKLOADS = ("cachestress", "cg", "isort")
 LABEL = {"cachestress": "cache-stress (clflush)", "cg": "CG kernel", "isort": "integer sort (control)"}
 CACHE_HEAVY = ("cachestress", "cg")  # the paper: some cores > 10 % faster for these
@@ -51,7 +45,6 @@ CORRELATION_ALPHA = 0.05
 WARMUPS = 2  # quick preset; the paper dropped 10 per core
 PAPER_GAP = 0.10  # "some cores are > 10 % faster"
 NEGLIGIBLE = 0.02  # a slowest/fastest ratio below 1.02 counts as "equal on all cores"
-RANKING = REPO / "results" / "cores-ranking.json"
 TOOL_MODULE = "tool_info.cores"
 # the result columns this analysis reads; the loader skips all others
 COLUMNS = ("status", "category", "self-seconds", "self-cputime", "cpu-start", "cpu-end", "cputime", "walltime", "cpuCores",
@@ -148,11 +141,6 @@ class Samples:
                     if np.any((counted.workload == w) & (counted.core == c))}
                 for w in counted.workloads()}
 
-    def as_columns(self):
-        columns = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        columns["counted"] = self.counted
-        return columns
-
 
 def samples_from_groups(groups, warmup=None):
     """Samples from {workload: {core: values in seconds}}, every run counted (synthetic data, other tools)."""
@@ -232,6 +220,19 @@ def collect(tables, warmups=WARMUPS):
     if not parts:
         return None
     return Samples(**{name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
+
+
+def load(paths, warmups=WARMUPS):
+    """(Samples, RunTables) of result files or directories of them."""
+    try:
+        tables = results.load_results(list(paths), COLUMNS)
+    except results.ResultFileError as e:
+        raise CoresError(str(e)) from None
+    samples = collect(tables, warmups)
+    if samples is None or not samples.counted.any():
+        raise CoresError(f"no counted runs of {TOOL_MODULE} in {', '.join(map(str, paths))}; "
+                         "run benchexec benchmark-defs/core-heterogeneity.xml first")
+    return samples, [t for t in results.without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,156 +422,6 @@ def rank(samples, alpha=ALPHA, *, sources=(), measured_from=None, boot_time=None
 
 
 # ---------------------------------------------------------------------------------------------
-# ranking files and pinning
-
-
-def _json_safe(value):
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
-def save_ranking(ranking, path=RANKING):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_json_safe(ranking), indent=1) + "\n")
-    tmp.replace(path)
-    return path
-
-
-def load_ranking(path=RANKING):
-    path = Path(path)
-    if not path.exists():
-        raise CoresError(f"no core ranking at {path}; make one with 'timekit cores rank RESULTS' first")
-    try:
-        ranking = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise CoresError(f"{path}: not a readable core ranking ({e}); make a new one with 'timekit cores rank RESULTS'") from None
-    if not isinstance(ranking, dict) or ranking.get("kind") != "timekit core ranking" or not ranking.get("workloads"):
-        raise CoresError(f"{path}: not a core ranking written by 'timekit cores rank'")
-    return ranking
-
-
-def _when(epoch):
-    return datetime.datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
-
-
-def pin_command(k, ranking_path, command, workload=None, *, boot_time=None):
-    """argv that runs `command` on the `k` fastest cores of the ranking at `ranking_path`
-    (of `workload`, default the ranking's pin_workload: the cache-stress microbenchmark, which
-    the paper's golden-run used). Raises CoresError when there is no ranking, when it predates
-    the machine's last boot (or was made on another host), or when k or the cores do not fit.
-    """
-    command = list(command)
-    if not command:
-        raise CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
-    ranking = load_ranking(ranking_path)
-    booted = read_boot_time() if boot_time is None else boot_time
-    created = ranking.get("created_epoch")
-    measured = ranking.get("measured_from")
-    if booted is not None and (not isinstance(created, (int, float)) or created < booted
-                               or (isinstance(measured, (int, float)) and measured < booted)):
-        when = _when(measured if isinstance(measured, (int, float)) and measured < booted else created or 0)
-        raise CoresError(f"core ranking {ranking_path} was measured {when}, before this machine's boot at "
-                         f"{_when(booted)}; measure and rank again ('timekit cores rank RESULTS')")
-    if ranking.get("host") and ranking["host"] != platform.node():
-        raise CoresError(f"core ranking {ranking_path} was made on host {ranking['host']}, not on {platform.node()}; "
-                         "rank this machine's cores first")
-    workload = workload or ranking.get("pin_workload")
-    if workload not in ranking["workloads"]:
-        raise CoresError(f"core ranking {ranking_path} has no workload '{workload}' "
-                         f"(it has {', '.join(ranking['workloads'])})")
-    order = [int(c) for c in ranking["workloads"][workload]["order"]]
-    if not isinstance(k, int) or not 1 <= k <= len(order):
-        raise CoresError(f"-k must be between 1 and {len(order)} (the ranked cores of {workload}), got {k}")
-    chosen = order[:k]
-    allowed = os.sched_getaffinity(0)
-    missing = [c for c in chosen if c not in allowed]
-    if missing:
-        raise CoresError(f"CPU {', '.join(map(str, missing))} of the ranking is not available to this process "
-                         f"(allowed: {', '.join(map(str, sorted(allowed)))})")
-    cpu_list = ",".join(map(str, chosen))
-    taskset = shutil.which("taskset")
-    if taskset:
-        return [taskset, "--cpu-list", cpu_list, *command]
-    launcher = "import os, sys; os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(',')}); os.execvp(sys.argv[2], sys.argv[2:])"
-    return [sys.executable, "-c", launcher, cpu_list, *command]
-
-
-def _measured_from(tables):
-    """Epoch of the earliest run set's start, from the result files."""
-    starts = []
-    for t in tables:
-        text = t.attributes.get("starttime")
-        if text:
-            try:
-                starts.append(datetime.datetime.fromisoformat(text).timestamp())
-            except ValueError:
-                pass
-    return min(starts) if starts else None
-
-
-def load(paths, warmups=WARMUPS):
-    """(Samples, RunTables) of result files or directories of them."""
-    try:
-        tables = results.load_results(list(paths), COLUMNS)
-    except results.ResultFileError as e:
-        raise CoresError(str(e)) from None
-    samples = collect(tables, warmups)
-    if samples is None or not samples.counted.any():
-        raise CoresError(f"no counted runs of {TOOL_MODULE} in {', '.join(map(str, paths))}; "
-                         "run benchexec benchmark-defs/core-heterogeneity.xml first")
-    return samples, [t for t in results.without_duplicate_blocks(tables) if t.toolmodule == TOOL_MODULE]
-
-
-def rank_command(paths, out=None, warmups=WARMUPS, stdout=None):
-    """`timekit cores rank RESULTS`: rank the cores from result files/directories, write the JSON
-    (default results/cores-ranking.json) and print the order; returns the exit code."""
-    stdout = stdout or sys.stdout
-    if not paths:
-        raise CoresError("no result files given; usage: timekit cores rank RESULTS...")
-    samples, tables = load(paths, warmups)
-    measured = _measured_from(tables)
-    ranking = rank(samples, sources=[t.path for t in tables], measured_from=measured)
-    path = save_ranking(ranking, out or RANKING)
-    for workload, entry in ranking["workloads"].items():
-        steps = [str(entry["order"][0])]
-        for pair in entry["adjacent"]:
-            sign = "<" if pair["significant"] else "~"
-            steps.append(f"{sign} {pair['slower']} (+{100 * (pair['ratio'] - 1):.1f} %)")
-        n = min(c["n"] for c in entry["cores"])
-        print(f"{workload}: {' '.join(steps)}   (fastest first; '<' significant, Welch t, Holm, alpha {ALPHA}; n >= {n} per core)",
-              file=stdout)
-    booted = read_boot_time()
-    if measured is not None and booted is not None and measured < booted:
-        print(f"warning: these results predate the last boot ({_when(booted)}); 'timekit cores run' will refuse them",
-              file=stdout)
-    print(f"ranking written to {path}", file=stdout)
-    return 0
-
-
-def run_command(k, command, ranking_path=None, workload=None, stderr=None):
-    """`timekit cores run -k K -- COMMAND`: run COMMAND on the K fastest cores of the last
-    ranking; returns the command's exit code."""
-    argv = pin_command(k, ranking_path or RANKING, command, workload)
-    cpus = argv[2] if argv[1] == "--cpu-list" else argv[3]
-    print(f"timekit cores: running on CPU {cpus}", file=stderr or sys.stderr, flush=True)
-    try:
-        return subprocess.run(argv).returncode
-    except OSError as e:
-        raise CoresError(f"cannot run {command[0]}: {e.strerror}") from None
-
-
-# ---------------------------------------------------------------------------------------------
 # the report section
 
 
@@ -578,11 +429,9 @@ def _ms(seconds):
     return seconds * 1e3
 
 
-def _siblings(topology_cpus):
-    """{cpu: (siblings...)} and the set of sibling pairs (a < b)."""
-    siblings = {c.id: tuple(c.siblings) for c in topology_cpus or ()}
-    pairs = {(a, b) for group in siblings.values() for a, b in itertools.combinations(sorted(group), 2)}
-    return siblings, pairs
+def _sibling_pairs(topology_cpus):
+    """The set of SMT sibling pairs (a < b)."""
+    return {(a, b) for c in topology_cpus or () for a, b in itertools.combinations(sorted(c.siblings), 2)}
 
 
 def _core_label(cpu, topology_cpus):
@@ -684,7 +533,7 @@ def analyse(samples, topology_cpus, *, root="/", notes=()):
         caption="Mean (ms) of the counted runs of each benchexec invocation. Runs within one invocation are not "
                 "independent (they share its moment's machine state), so a difference that flips between rounds is "
                 "drift, not a core property, however small its p."))
-    _, sibling_pairs = _siblings(topology_cpus)
+    sibling_pairs = _sibling_pairs(topology_cpus)
     pair_rows = []
     for workload, sim in similarities.items():
         for i, j in sim.pairs():
@@ -704,7 +553,7 @@ def analyse(samples, topology_cpus, *, root="/", notes=()):
                 f"by the two-sample KS p and a capped one stays 'p >= 0.25' (similar under any correction); the last "
                 f"column says which applied."))
     ranking = rank(groups)
-    data["ranking"] = _json_safe(ranking)
+    data["ranking"] = jsonable(ranking)
     sec.tables.append(_ranking_table(ranking, topology_cpus))
 
     energy_rows, energy_note = _energy(samples, root)

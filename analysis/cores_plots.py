@@ -150,7 +150,7 @@ def similarity_matrices(similarities, labels, topology_cpus=None):
 
 
 def _count(sim):
-    pairs = [(i, j) for i in range(len(sim.cores)) for j in range(i + 1, len(sim.cores))]
+    pairs = list(sim.pairs())
     similar = sum(bool(sim.similar[i, j]) for i, j in pairs)
     return f"{similar} of {len(pairs)} pairs similar"
 

@@ -28,11 +28,6 @@ def size_label(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
-def _figure(width, height):
-    with matplotlib.rc_context(plots._STYLE):
-        return plots._new_figure(width, height)
-
-
 def _empty(ax, text="no valid runs"):
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4")
     ax.set_xticks([])
@@ -66,7 +61,7 @@ def _cache_lines(ax, caches, y=0.03):
 def latency_curve(sizes, median, p10, p90, caches, plateaus=(), core_ghz=None, title="Memory latency vs working-set size"):
     """Dependent-load latency (ns, log scale) against working-set size (log2 bytes), p10-p90 band,
     the OS's cache sizes as dashed lines and the plateaus found in the data as flat segments."""
-    fig = _figure(8.6, 4.8)
+    fig = plots._new_figure(8.6, 4.8)
     with matplotlib.rc_context(plots._STYLE):
         ax = fig.subplots()
         ax.set_title(title)
@@ -103,7 +98,7 @@ def latency_curve(sizes, median, p10, p90, caches, plateaus=(), core_ghz=None, t
 def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffer size"):
     """Read and write bandwidth (GB/s) against buffer size (log2 bytes); ``read``/``write`` are
     (median, p10, p90) triples aligned with ``sizes``."""
-    fig = _figure(8.6, 4.6)
+    fig = plots._new_figure(8.6, 4.6)
     with matplotlib.rc_context(plots._STYLE):
         ax = fig.subplots()
         ax.set_title(title)
@@ -127,7 +122,7 @@ def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffe
 def call_cost(args, median, p10, p90, core_ghz, seed_cycles=None, title="Procedure-call cost vs number of int arguments"):
     """Cost per call (core cycles; ns on the right axis) against argument count, median with
     p10-p90 bars, the seed's measured cycles as a second series."""
-    fig = _figure(7.6, 4.4)
+    fig = plots._new_figure(7.6, 4.4)
     with matplotlib.rc_context(plots._STYLE):
         ax = fig.subplots()
         ax.set_title(title)
@@ -161,7 +156,7 @@ def overview(rows, title="Every operation against its published range and the se
     p10-p90 bar, the published range as a grey band, the seed's measured value as a cross.
     ``rows``: dicts with label, median, p10, p90, low, high (ns; NaN/None where unknown), seed."""
     rows = [r for r in rows if r.get("median") is not None and np.isfinite(r["median"])]
-    fig = _figure(8.6, max(2.6, 0.3 * len(rows) + 1.4))
+    fig = plots._new_figure(8.6, max(2.6, 0.3 * len(rows) + 1.4))
     with matplotlib.rc_context(plots._STYLE):
         ax = fig.subplots()
         ax.set_title(title)

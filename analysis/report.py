@@ -156,7 +156,7 @@ def _is_number(value: Any) -> bool:
             and type(value).__name__ not in ("bool", "bool_"))
 
 
-def _jsonable(obj: Any, where: str = "data") -> Any:
+def jsonable(obj: Any, where: str = "data") -> Any:
     """``obj`` with numpy types, tuples, dataclasses and paths turned into JSON types and
     non-finite floats into None; a clear TypeError names the place of anything else."""
     if obj is None or isinstance(obj, (str, bool)):
@@ -180,19 +180,19 @@ def _jsonable(obj: Any, where: str = "data") -> Any:
             else:
                 raise TypeError(f"{where}: key {key!r} ({type(key).__name__}) cannot be a JSON key; "
                                 "use a string")
-            out[k] = _jsonable(value, f"{where}[{k!r}]")
+            out[k] = jsonable(value, f"{where}[{k!r}]")
         return out
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+        return [jsonable(v, f"{where}[{i}]") for i, v in enumerate(obj)]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return _jsonable(dataclasses.asdict(obj), where)
+        return jsonable(dataclasses.asdict(obj), where)
     if isinstance(obj, pathlib.PurePath):
         return str(obj)
     if isinstance(obj, (datetime.datetime, datetime.date)):
         return obj.isoformat()
     tolist = getattr(obj, "tolist", None)  # numpy arrays and scalars (e.g. numpy.bool_)
     if callable(tolist):
-        return _jsonable(tolist(), where)
+        return jsonable(tolist(), where)
     raise TypeError(f"{where}: {type(obj).__name__} is not JSON-serialisable")
 
 
@@ -208,7 +208,7 @@ def _csv_value(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)  # shortest text that reads back as the same float
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(_jsonable(value, "sample"))
+        return json.dumps(jsonable(value, "sample"))
     return value
 
 
@@ -518,12 +518,12 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "title": report.title,
         "generated": report.generated,
-        "environment": _jsonable(report.environment, "environment"),
+        "environment": jsonable(report.environment, "environment"),
         "sections": [{"id": s.id, "title": s.title} for s in report.sections],
         "findings": [{"section": s.id, "claim": f.claim, "verdict": f.verdict, "evidence": f.evidence}
                      for s in report.sections for f in s.findings],
         "warnings": [{"section": s.id, "warning": w} for s in report.sections for w in s.warnings],
-        "data": _jsonable(report.data, "data"),
+        "data": jsonable(report.data, "data"),
     }
 
 

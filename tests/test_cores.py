@@ -16,7 +16,7 @@ import scipy.sparse.linalg
 from benchexec.tools.template import BaseTool2
 from benchexec.util import ProcessExitCode
 
-from analysis import cores, results, topology
+from analysis import cores, cores_pinning, results, topology
 from analysis.experiments import Experiment
 from analysis.report import VERDICTS
 from analysis.runner import write_sweep_benchmark
@@ -342,67 +342,67 @@ def test_table_config_puts_cores_side_by_side(scratch):
 
 def test_rank_command_writes_the_ranking(scratch, capsys):
     out = scratch / "ranking.json"
-    assert cores.rank_command([str(f) for f in recorded_files()], out) == 0
+    assert cores_pinning.rank_command([str(f) for f in recorded_files()], out) == 0
     ranking = json.loads(out.read_text())
     assert set(ranking["workloads"]) == set(cores.WORKLOADS)
     assert sorted(ranking["workloads"]["cg"]["order"]) == [0, 1]
     assert ranking["boot_time"] == cores.read_boot_time() and ranking["alpha"] == cores.ALPHA
     assert "ranking written to" in capsys.readouterr().out
     with pytest.raises(cores.CoresError, match="no such file"):
-        cores.rank_command([str(DATA / "missing.xml.bz2")], scratch / "x.json")
+        cores_pinning.rank_command([str(DATA / "missing.xml.bz2")], scratch / "x.json")
     with pytest.raises(cores.CoresError, match="no counted runs of tool_info.cores"):
-        cores.rank_command([str(REPO / "tests" / "data" / "calculatepi-real.results.xml.bz2")], scratch / "x.json")
+        cores_pinning.rank_command([str(REPO / "tests" / "data" / "calculatepi-real.results.xml.bz2")], scratch / "x.json")
 
 
 def fresh_ranking(path, fastest_first):
     groups = {"cachestress": {c: 0.05 * (1 + 0.1 * i) * np.ones(5) + np.arange(5) * 1e-4
                               for i, c in enumerate(fastest_first)}}
-    return cores.save_ranking(cores.rank(groups), path)
+    return cores_pinning.save_ranking(cores.rank(groups), path)
 
 
 def test_pin_refuses_without_a_ranking(scratch):
     with pytest.raises(cores.CoresError, match="no core ranking at .*timekit cores rank"):
-        cores.pin_command(1, scratch / "none.json", ["true"])
+        cores_pinning.pin_command(1, scratch / "none.json", ["true"])
 
 
 def test_pin_refuses_a_ranking_older_than_the_boot(scratch):
     path = fresh_ranking(scratch / "ranking.json", [0])
     created = json.loads(path.read_text())["created_epoch"]
     with pytest.raises(cores.CoresError, match="before this machine's boot"):
-        cores.pin_command(1, path, ["true"], boot_time=created + 60)
+        cores_pinning.pin_command(1, path, ["true"], boot_time=created + 60)
     ranking = json.loads(path.read_text())
     ranking["measured_from"] = cores.read_boot_time() - 3600  # results from before the boot
     path.write_text(json.dumps(ranking))
     with pytest.raises(cores.CoresError, match="before this machine's boot"):
-        cores.pin_command(1, path, ["true"])
+        cores_pinning.pin_command(1, path, ["true"])
 
 
 def test_pin_refuses_bad_k_and_other_hosts(scratch):
     path = fresh_ranking(scratch / "ranking.json", [0])
     for k in (0, 2):
         with pytest.raises(cores.CoresError, match="-k must be between 1 and 1"):
-            cores.pin_command(k, path, ["true"])
+            cores_pinning.pin_command(k, path, ["true"])
     with pytest.raises(cores.CoresError, match="no command"):
-        cores.pin_command(1, path, [])
+        cores_pinning.pin_command(1, path, [])
     ranking = json.loads(path.read_text())
     ranking["host"] = platform.node() + "-elsewhere"
     path.write_text(json.dumps(ranking))
     with pytest.raises(cores.CoresError, match="made on host"):
-        cores.pin_command(1, path, ["true"])
+        cores_pinning.pin_command(1, path, ["true"])
 
 
 @pytest.mark.skipif(not TWO_CPUS, reason="needs CPU 1")
 def test_run_pins_the_command_to_the_fastest_cores(scratch, capfd, monkeypatch):
     path = fresh_ranking(scratch / "ranking.json", [1, 0])
-    argv = cores.pin_command(1, path, ["true"])
+    argv = cores_pinning.pin_command(1, path, ["true"])
     assert argv[-1] == "true" and "1" in argv and "0" not in argv[:-1]
-    monkeypatch.setattr(cores, "RANKING", path)
+    monkeypatch.setattr(cores_pinning, "RANKING", path)
     probe = [sys.executable, "-c", "import os; print('affinity', sorted(os.sched_getaffinity(0)))"]
-    assert cores.run_command(1, probe) == 0
-    assert cores.run_command(2, probe) == 0
+    assert cores_pinning.run_command(1, probe) == 0
+    assert cores_pinning.run_command(2, probe) == 0
     out = capfd.readouterr().out.splitlines()
     assert out == ["affinity [1]", "affinity [0, 1]"]
-    assert cores.run_command(1, [sys.executable, "-c", "raise SystemExit(7)"]) == 7
+    assert cores_pinning.run_command(1, [sys.executable, "-c", "raise SystemExit(7)"]) == 7
 
 
 # ---------------------------------------------------------------------------------------------

@@ -295,7 +295,7 @@ def test_section_from_recorded_results():
     rows = {r["key"]: r for r in data["measurements"]}
     assert rows["getppid"]["in_range"] in (True, False) and rows["getppid"]["sources"]
     assert {r["operation"] for r in data["predictions"]} >= {"system call (getppid)", "loop iteration", "fork + exec"}
-    json.dumps(report._jsonable(data))  # report.json can hold it
+    json.dumps(report.jsonable(data))  # report.json can hold it
 
 
 def test_table_config_shows_every_measurement_row(scratch):

@@ -288,10 +288,9 @@ def power_figure(result, title=""):
     'slower' (right); lines analytic, markers simulated."""
     from analysis import plots
 
-    fig = plots._new_figure(9.0, 4.0)
     grid = np.array(GRID)
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"]
-    with plots.matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(9.0, 4.0) as fig:
         left, right = fig.subplots(1, 2, sharey=True)
         cv, alpha, threshold = result["cv"], result["alpha"], result["threshold"]
         effects = sorted({r["effect"] for r in result["power"]})

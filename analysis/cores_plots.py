@@ -10,7 +10,7 @@ import matplotlib
 import matplotlib.patches
 import numpy as np
 
-from analysis.plots import _STYLE, _new_figure, _panel_message, to_png
+from analysis.plots import panel_message, styled_figure, to_png
 
 __all__ = ["cdf_per_core", "correlation", "similarity_matrices", "slowest_vs_fastest", "to_png"]
 
@@ -36,11 +36,10 @@ def cdf_per_core(groups, labels, topology_cpus=None):
     workloads = list(groups)
     cores = sorted({c for by_core in groups.values() for c in by_core})
     colours = _core_colours(cores)
-    fig = _new_figure(min(3.3 * max(len(workloads), 1) + 0.6, 10.5), 3.6)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(min(3.3 * max(len(workloads), 1) + 0.6, 10.5), 3.6) as fig:
         axes = fig.subplots(1, max(len(workloads), 1), squeeze=False)[0]
         if not workloads:
-            _panel_message(axes[0], _EMPTY)
+            panel_message(axes[0], _EMPTY)
         for ax, workload in zip(axes, workloads):
             ax.set_title(labels.get(workload, workload))
             ax.set_xlabel("kernel time (ms)")
@@ -69,13 +68,12 @@ def slowest_vs_fastest(ratios, labels, gap=0.10):
     """Horizontal bars: mean on the slowest core / mean on the fastest, with CI (paper Fig. 2/3).
     ratios[workload] = (fastest core, slowest core, stats.Ratio)."""
     workloads = list(ratios)
-    fig = _new_figure(7.0, 0.7 * max(len(workloads), 1) + 1.6)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(7.0, 0.7 * max(len(workloads), 1) + 1.6) as fig:
         ax = fig.subplots()
         ax.set_title("Mean on the slowest core, normalised to the fastest core")
         ax.set_xlabel("mean slowest / mean fastest")
         if not workloads:
-            _panel_message(ax, "needs at least two cores")
+            panel_message(ax, "needs at least two cores")
             return fig
         y = np.arange(len(workloads))[::-1]
         values = np.array([ratios[w][2].ratio for w in workloads])
@@ -109,15 +107,14 @@ def similarity_matrices(similarities, labels, topology_cpus=None):
     panel = min(max(2.2, 0.32 * k + 1.4), 9.0)
     width = min(panel * panels + 1.2, 12.0)
     panel = (width - 1.2) / panels  # square panels: the height follows the width each one gets
-    fig = _new_figure(width, panel + 1.5)
     siblings = {c.id: set(c.siblings) for c in topology_cpus or ()}
     vmax = max([0.05] + [float(np.nanmax(s.ks)) for s in similarities.values() if s.ks.size])
     cmap = matplotlib.colormaps["coolwarm"]
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(width, panel + 1.5) as fig:
         axes = fig.subplots(1, max(len(workloads), 1), squeeze=False)[0]
         image = None
         if not workloads:
-            _panel_message(axes[0], _EMPTY)
+            panel_message(axes[0], _EMPTY)
         for ax, workload in zip(axes, workloads):
             sim = similarities[workload]
             n = len(sim.cores)
@@ -158,14 +155,13 @@ def _count(sim):
 def correlation(points, xlabel, ylabel, topology_cpus=None):
     """One point per core: normalised mean of one workload against another's (paper Fig. 4b).
     points = [(core, x, y), ...]."""
-    fig = _new_figure(5.2, 4.4)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(5.2, 4.4) as fig:
         ax = fig.subplots()
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title("Per-core means, normalised to each workload's fastest core")
         if not points:
-            _panel_message(ax, "needs at least three cores")
+            panel_message(ax, "needs at least three cores")
             return fig
         cores, x, y = zip(*points)
         ax.scatter(x, y, s=30, color="#4c72b0", zorder=3)

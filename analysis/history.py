@@ -417,8 +417,7 @@ def figure(h, max_panels=MAX_PANELS):
 
     chosen = sorted(h.series, key=lambda s: (not s.changepoints,))[:max_panels]
     factor, unit = _scale(h)
-    fig = plots._new_figure(8.0, 1.0 + 2.3 * max(1, len(chosen)))
-    with plots.matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(8.0, 1.0 + 2.3 * max(1, len(chosen))) as fig:
         axes = fig.subplots(max(1, len(chosen)), 1, sharex=True, squeeze=False)[:, 0]
         ticks = np.arange(len(h.result_sets))
         for ax, s in zip(axes, chosen):

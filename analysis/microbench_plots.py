@@ -28,12 +28,6 @@ def size_label(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
-def _empty(ax, text="no valid runs"):
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4")
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
 def _size_axis(ax, sizes):
     """log2 x axis of working-set sizes, ticks at powers of 4 labelled in KiB/MiB."""
     ax.set_xscale("log", base=2)
@@ -61,13 +55,12 @@ def _cache_lines(ax, caches, y=0.03):
 def latency_curve(sizes, median, p10, p90, caches, plateaus=(), core_ghz=None, title="Memory latency vs working-set size"):
     """Dependent-load latency (ns, log scale) against working-set size (log2 bytes), p10-p90 band,
     the OS's cache sizes as dashed lines and the plateaus found in the data as flat segments."""
-    fig = plots._new_figure(8.6, 4.8)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(8.6, 4.8) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         sizes = np.asarray(sizes, dtype=float)
         if sizes.size == 0:
-            _empty(ax)
+            plots.panel_message(ax, "no valid runs")
             return fig
         median, p10, p90 = (np.asarray(a, dtype=float) for a in (median, p10, p90))
         ax.fill_between(sizes, p10, p90, color=_COLOURS[0], alpha=0.2, linewidth=0, label="p10–p90 of samples")
@@ -98,13 +91,12 @@ def latency_curve(sizes, median, p10, p90, caches, plateaus=(), core_ghz=None, t
 def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffer size"):
     """Read and write bandwidth (GB/s) against buffer size (log2 bytes); ``read``/``write`` are
     (median, p10, p90) triples aligned with ``sizes``."""
-    fig = plots._new_figure(8.6, 4.6)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(8.6, 4.6) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         sizes = np.asarray(sizes, dtype=float)
         if sizes.size == 0:
-            _empty(ax)
+            plots.panel_message(ax, "no valid runs")
             return fig
         for (label, triple), colour in zip((("read (16-byte loads, summed)", read), ("write (16-byte stores)", write)), _COLOURS):
             med, lo, hi = (np.asarray(a, dtype=float) for a in triple)
@@ -122,13 +114,12 @@ def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffe
 def call_cost(args, median, p10, p90, core_ghz, seed_cycles=None, title="Procedure-call cost vs number of int arguments"):
     """Cost per call (core cycles; ns on the right axis) against argument count, median with
     p10-p90 bars, the seed's measured cycles as a second series."""
-    fig = plots._new_figure(7.6, 4.4)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(7.6, 4.4) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         args = np.asarray(args, dtype=float)
         if args.size == 0 or not core_ghz:
-            _empty(ax)
+            plots.panel_message(ax, "no valid runs")
             return fig
         med, lo, hi = (np.asarray(a, dtype=float) * core_ghz for a in (median, p10, p90))
         ax.errorbar(args, med, yerr=np.vstack([np.clip(med - lo, 0, None), np.clip(hi - med, 0, None)]), marker="o",
@@ -156,12 +147,11 @@ def overview(rows, title="Every operation against its published range and the se
     p10-p90 bar, the published range as a grey band, the seed's measured value as a cross.
     ``rows``: dicts with label, median, p10, p90, low, high (ns; NaN/None where unknown), seed."""
     rows = [r for r in rows if r.get("median") is not None and np.isfinite(r["median"])]
-    fig = plots._new_figure(8.6, max(2.6, 0.3 * len(rows) + 1.4))
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(8.6, max(2.6, 0.3 * len(rows) + 1.4)) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         if not rows:
-            _empty(ax)
+            plots.panel_message(ax, "no valid runs")
             return fig
         y = np.arange(len(rows))[::-1]
         for yi, row in zip(y, rows):

@@ -14,18 +14,13 @@ INACTIVE = "#c0392b"
 _MARK_COLOURS = ("#c0392b", "#2ca02c", "#8c564b", "#9467bd")
 
 
-def _figure(width, height):
-    return plots._new_figure(width, height)
-
-
 def timeline(rows, window_ms, title):
     """One horizontal lane per trace: active periods blue, inactive red, over [0, window_ms].
 
     ``rows``: list of (label, start_ms, duration_ms, inactive) arrays. Inactive periods are drawn
     at least 1/600 of the window wide, or most would be invisible; the caption must say so.
     """
-    fig = _figure(9.0, 0.75 * len(rows) + 1.4)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(9.0, 0.75 * len(rows) + 1.4) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         ax.set_xlabel("time since the start of the trace (ms)")
@@ -53,8 +48,7 @@ def timeline(rows, window_ms, title):
 
 def inactive_histogram(groups, threshold_us, title):
     """Step histograms of inactive-period lengths (us) on a log x axis with log-spaced bins."""
-    fig = _figure(8.0, 5.2)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(8.0, 5.2) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         ax.set_xlabel("inactive period (µs, log scale)")
@@ -63,7 +57,7 @@ def inactive_histogram(groups, threshold_us, title):
         values = [v[np.isfinite(v) & (v > 0)] for v in values]
         present = [v for v in values if v.size]
         if not present:
-            plots._panel_message(ax, "no inactive periods")
+            plots.panel_message(ax, "no inactive periods")
             return fig
         lo = min(float(v.min()) for v in present)
         hi = max(float(v.max()) for v in present)
@@ -87,8 +81,7 @@ def inactive_histogram(groups, threshold_us, title):
 def lag_histogram(edges_ms, counts, base, marks, title):
     """Pairs of gaps per distance between their starts (an autocorrelation of the gap train), with
     the median count (random coincidences) as a dashed line and vertical marks {label: ms}."""
-    fig = _figure(9.0, 4.0)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(9.0, 4.0) as fig:
         ax = fig.subplots()
         ax.set_title(title)
         ax.set_xlabel("distance between the starts of two gaps (ms)")

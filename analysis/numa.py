@@ -274,8 +274,7 @@ def heatmaps(nodes, bandwidth, derived, firmware, title):
     its value and the firmware's distance."""
     n = len(nodes)
     size = min(3.0 + 0.5 * n, 4.8)
-    fig = plots._new_figure(2 * size + 1.2, size + 0.6)
-    with matplotlib.rc_context(plots._STYLE):
+    with plots.styled_figure(2 * size + 1.2, size + 0.6) as fig:
         axes = fig.subplots(1, 2)
         panels = ((axes[0], bandwidth / 1e3, "triad bandwidth (GB/s)", "viridis", "{:.2f}"),
                   (axes[1], derived, "distance from bandwidth", "magma_r", "{:.1f}"))

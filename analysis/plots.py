@@ -12,6 +12,7 @@ The functions return matplotlib figures; ``to_png`` turns one into PNG bytes for
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Mapping, Sequence
 
@@ -78,10 +79,12 @@ def to_png(fig: Figure, dpi: int = 110) -> bytes:
 # helpers
 
 
-def _new_figure(width: float, height: float) -> Figure:
-    with matplotlib.rc_context(_STYLE):  # rcParams are read when artists are made
-        fig = Figure(figsize=(width, height), layout="constrained")
-    return fig
+@contextlib.contextmanager
+def styled_figure(width: float, height: float):
+    """A new figure in the kit's style, drawn on inside the with-block: matplotlib reads the style
+    when artists are made, so every figure of the kit is made this way."""
+    with matplotlib.rc_context(_STYLE):
+        yield Figure(figsize=(width, height), layout="constrained")
 
 
 def _clean(values, unit_scale: float) -> tuple[np.ndarray, int]:
@@ -125,7 +128,8 @@ def _bin_edges(data: np.ndarray, lo: float | None = None, hi: float | None = Non
     return np.linspace(lo, hi, bins + 1)
 
 
-def _panel_message(ax, text: str) -> None:
+def panel_message(ax, text: str) -> None:
+    """A grey note in the middle of an empty panel (instead of an exception or a blank plot)."""
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.45",
             fontsize=9, style="italic")
 
@@ -192,8 +196,7 @@ def histogram_grid(
     # about 1000 px wide at the default dpi for 4 or more columns: the page shows it 1:1
     width = min(max(2.2 * ncols + 0.8, 4.0), 9.4)
     height = min(max(1.45 * nrows + 1.0, 2.6), 16.0)
-    fig = _new_figure(width, height)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(width, height) as fig:
         axes = fig.subplots(nrows, ncols, sharex=share, squeeze=False)
         small = ncols > 4
         for i, r in enumerate(rows):
@@ -208,7 +211,7 @@ def histogram_grid(
                 ax.grid(axis="x", visible=False)
                 if data.size == 0:
                     ax.set_yticks([])
-                    _panel_message(ax, _EMPTY_TEXT + (f"\n({dropped} NaN)" if dropped else ""))
+                    panel_message(ax, _EMPTY_TEXT + (f"\n({dropped} NaN)" if dropped else ""))
                     continue
                 counts, edges = np.histogram(data, bins=_bin_edges(data))
                 ax.stairs(counts, edges, fill=True, color=_BAR_COLOUR, alpha=0.85, linewidth=0)
@@ -246,15 +249,14 @@ def overlay_histograms(
     """
     unit = _unit_name(unit_scale)
     cleaned = {str(k): _clean(v, unit_scale) for k, v in groups.items()}
-    fig = _new_figure(8.0, 4.2)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(8.0, 4.2) as fig:
         ax = fig.subplots()
         ax.set_xlabel(xlabel)
         ax.set_ylabel("runs per bin")
         ax.set_title(title)
         nonempty = [d for d, _ in cleaned.values() if d.size]
         if not nonempty:
-            _panel_message(ax, _EMPTY_TEXT)
+            panel_message(ax, _EMPTY_TEXT)
             return fig
         alldata = np.concatenate(nonempty)
         edges = _bin_edges(alldata)
@@ -311,14 +313,13 @@ def paired_scatter(
     if difference:
         ys = ys - xs
 
-    fig = _new_figure(6.6, 5.2)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(6.6, 5.2) as fig:
         ax = fig.subplots()
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         if xs.size == 0:
-            _panel_message(ax, _EMPTY_TEXT + (f" ({dropped} NaN pairs)" if dropped else ""))
+            panel_message(ax, _EMPTY_TEXT + (f" ({dropped} NaN pairs)" if dropped else ""))
             return fig
         size = 14 if xs.size <= 500 else (6 if xs.size <= 10_000 else 2)
         alpha = 0.75 if xs.size <= 2_000 else 0.35
@@ -395,8 +396,7 @@ def means_with_ci(
     k = len(series)
     offsets = (np.arange(k) - (k - 1) / 2) * min(0.08, 0.3 / max(k, 1)) * spacing
 
-    fig = _new_figure(8.0, 4.6)
-    with matplotlib.rc_context(_STYLE):
+    with styled_figure(8.0, 4.6) as fig:
         ax = fig.subplots()
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
@@ -429,7 +429,7 @@ def means_with_ci(
             labels.append(str(label))
             drawn = True
         if not drawn:
-            _panel_message(ax, _EMPTY_TEXT)
+            panel_message(ax, _EMPTY_TEXT)
         ax.set_xticks(positions)
         ax.set_xticklabels([str(v) for v in levels])
         if cores is not None and numeric:

@@ -254,15 +254,15 @@ def test_built_with_o2(osbench):
 
 
 @pytest.mark.parametrize("measure,iterations,variants", [
-    ("loop", 100000, ["loop"]),
-    ("call", 20000, ["call0", "call3", "call7"]),
-    ("syscall", 1000, ["getppid", "vdso"]),
+    ("loop", 1000000, ["loop"]),  # 0.27 ms per sample: 100,000 (27 us) was slowed 2x in all of 3 tries once
+    ("call", 200000, ["call0", "call3", "call7"]),
+    ("syscall", 5000, ["getppid", "vdso"]),
 ])
 def test_time_grows_with_repetitions(osbench, scratch, measure, iterations, variants, record_property):
     """osbench prints time per iteration = region time / iterations; total = per-op x count.
     An optimised-away loop costs the same whatever the count (per-op ~0 and falling as 1/N).
 
-    N and 4N run alternately, three times each, and each count keeps its least disturbed run
+    N and 4N run alternately, five times each, and each count keeps its least disturbed run
     (the smallest median): a run of N lasts well under a millisecond here, and now and then a
     whole run is slowed ~2x by the host (seen in 2 of 20 runs of this file with one run per count:
     the empty loop at 0.45-0.53 instead of 0.27 ns while the same run's dependent-add chain stayed
@@ -270,7 +270,7 @@ def test_time_grows_with_repetitions(osbench, scratch, measure, iterations, vari
     is ~0 in every run.
     """
     per_op = {v: {} for v in variants}
-    for _ in range(3):
+    for _ in range(5):
         for n in (iterations, 4 * iterations):
             out = run_osbench(osbench, scratch, measure, iterations=n)
             for v in variants:
@@ -281,4 +281,8 @@ def test_time_grows_with_repetitions(osbench, scratch, measure, iterations, vari
         record_property(f"{v}-ns-per-op", [few, many])
         print(f"{measure}/{v}: {few:.3f} ns x {iterations}, {many:.3f} ns x {4 * iterations}: total x {ratio:.2f}")
         assert min(few, many) >= 0.1, (v, per_op[v])  # not ~0
-        assert 2.5 <= ratio <= 8, (v, per_op[v], ratio)  # per-op cost roughly constant: 4N costs 2.5-8x N
+        # per-op cost roughly constant: 4N costs 2-8x N. Not tighter: the empty loop is bimodal per
+        # process (1.0 or 1.65-1.9 cycles per iteration, e.g. 0.27 vs 0.45 ns), and the slow mode
+        # sometimes hit every one of five runs of one count (1 in ~40 CI-like runs at 2.5x).
+        # Work optimised away gives ~1x.
+        assert 2 <= ratio <= 8, (v, per_op[v], ratio)

@@ -21,12 +21,23 @@ import sys
 import textwrap
 from pathlib import Path
 
-from analysis import calibration
-from analysis import compare as compare_mod
-from analysis import history as history_mod
-from analysis import lint as lint_mod
-from analysis import cores, cores_pinning, environment, experiments, pipeline, results, runner, system, tuning
-from analysis.tasks import TaskError
+from analysis import pipeline
+from analysis.core import results
+from analysis.core.errors import UserError
+from analysis.core.paths import RESULTS
+from analysis.core.tasks import TaskError
+from analysis.experiments import EXPERIMENTS
+from analysis.experiments.core_heterogeneity import analyse as cores
+from analysis.experiments.core_heterogeneity import pinning as cores_pinning
+from analysis.machine import environment, tuning
+from analysis.machine import packages as system
+from analysis.sweep import lint as lint_mod
+from analysis.sweep import runner
+from analysis.sweep.load import load_tables
+from analysis.sweep.model import Preset
+from analysis.tools import calibration
+from analysis.tools import compare as compare_mod
+from analysis.tools import history as history_mod
 
 EXIT_ERROR = 2
 
@@ -87,7 +98,7 @@ def build_parser():
             "cgroups (time-apis, os-microbench, scheduling-noise, memory-bandwidth: --loads), one core at a time "
             "(core-heterogeneity), a pinned or niced competitor (discipline). Writes sweep.json (conditions, "
             "environment, result files) next to BenchExec's results, then tables and the report.", 78),
-        epilog="presets: " + "; ".join(f"{e.name}: {', '.join(e.presets)}" for e in experiments.EXPERIMENTS.values())
+        epilog="presets: " + "; ".join(f"{e.name}: {', '.join(e.presets)}" for e in EXPERIMENTS.values())
         + "\n\nexamples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
         "  timekit run time-apis --preset thesis      # 1000 runs x loads 0-6 x 4 APIs (hours)\n"
         "  timekit run time-apis --loads 0-4 --reps 100 --reruns 5\n"
@@ -96,7 +107,7 @@ def build_parser():
         "  timekit run time-apis --resume             # continue the latest interrupted sweep",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("experiment", choices=sorted(experiments.EXPERIMENTS))
+    run.add_argument("experiment", choices=sorted(EXPERIMENTS))
     run.add_argument("--preset", default="quick", help="quick (demo-sized, the default) or the source's full design (see below)")
     run.add_argument("--loads", type=parse_loads, help="background processes per level, e.g. 0-6 or 0,2,4 (overrides the preset)")
     run.add_argument("--reps", type=positive_int, help="runs per task and run definition in one invocation (overrides the preset)")
@@ -183,7 +194,7 @@ def build_parser():
         "env", help="the machine's noise sources: check (default), tune, restore",
         description="check: every noise source with its value, whether it is good for measuring, and why. "
         "tune (root): turn SMT and boost off, the governor to performance, ASLR off and the perf sample rate "
-        f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(experiments.REPO)} "
+        f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(RESULTS.parent)} "
         "first. restore (root): put them back (harmless when nothing is saved).")
     env.add_argument("action", nargs="?", choices=["check", "tune", "restore"], default="check")
     return parser
@@ -197,9 +208,9 @@ def _preset(experiment, args):
     if args.preset not in experiment.presets:
         raise runner.SweepError(f"unknown preset '{args.preset}'; {experiment.name} has: {', '.join(experiment.presets)}")
     preset = experiment.presets[args.preset]
-    if args.loads and experiment.planner:
+    if args.loads and not experiment.takes_loads:
         raise runner.SweepError(f"--loads does not apply to {experiment.name}: its conditions are not background load levels")
-    return experiments.Preset(
+    return Preset(
         reps=args.reps or preset.reps,
         loads=args.loads or preset.loads,
         reruns=args.reruns or preset.reruns,
@@ -208,19 +219,19 @@ def _preset(experiment, args):
 
 
 def _latest_sweep(experiment):
-    candidates = sorted(p.parent for p in (experiments.REPO / "results" / experiment.name).glob("*/" + runner.MANIFEST))
+    candidates = sorted(p.parent for p in (RESULTS / experiment.name).glob("*/" + runner.MANIFEST))
     if not candidates:
         raise runner.SweepError(f"no sweep of {experiment.name} to resume under results/{experiment.name}/; give --output")
     return candidates[-1]
 
 
 def cmd_run(args):
-    experiment = experiments.EXPERIMENTS[args.experiment]
+    experiment = EXPERIMENTS[args.experiment]
     system.ensure_packages()
     if args.resume:
         outdir = args.output or _latest_sweep(experiment)
     else:
-        outdir = args.output or experiments.REPO / "results" / experiment.name / _stamp()
+        outdir = args.output or RESULTS / experiment.name / _stamp()
     runner.run_sweep(experiment, args.preset, _preset(experiment, args), outdir,
                              resume=args.resume, container=not args.no_container)
     paths = pipeline.tables_and_report([outdir], outdir / "report")
@@ -236,10 +247,10 @@ def cmd_report(args):
 
 
 def cmd_demo(args):
-    outdir = args.output or experiments.REPO / "results" / f"demo-{_stamp()}"
+    outdir = args.output or RESULTS / f"demo-{_stamp()}"
     system.ensure_packages()
     sweeps = []
-    for experiment in experiments.EXPERIMENTS.values():
+    for experiment in EXPERIMENTS.values():
         sweep_dir = outdir / experiment.name
         runner.run_sweep(experiment, "quick", experiment.presets["quick"], sweep_dir)
         sweeps.append(sweep_dir)
@@ -252,8 +263,8 @@ def cmd_compare(args):
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     wanted = {"status", "category", *columns}
     try:
-        base = pipeline.load_tables(args.base, wanted)[:2]
-        new = pipeline.load_tables(args.new, wanted)[:2]
+        base = load_tables(args.base, wanted)[:2]
+        new = load_tables(args.new, wanted)[:2]
     except results.ResultFileError as e:
         raise pipeline.PipelineError(str(e)) from None
     rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
@@ -307,7 +318,7 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
             "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
-USER_ERRORS = (runner.SweepError, TaskError, pipeline.PipelineError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
+USER_ERRORS = (runner.SweepError, TaskError, UserError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
 
 
 def main(argv=None):

@@ -2,7 +2,8 @@
 From finished sweeps to BenchExec's tables and the kit's one report.
 
 Reads only: sweep manifests and result files go in, table-generator pages and the report come
-out. A failure here never touches a result file.
+out. A failure here never touches a result file. Each experiment's section comes from its own
+folder (analysis.experiments); this module knows none of them by name.
 """
 
 import os
@@ -12,14 +13,17 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis import cores, discipline, environment, microbench, noise, numa, results, runner, time_apis, topology
+from analysis.core import results
+from analysis.core.errors import UserError
+from analysis.core.report import Report, Table, write_report
 from analysis.experiments import EXPERIMENTS
-from analysis.report import Report, Table, write_report
+from analysis.machine import environment
+from analysis.machine import facts as machine_facts
+from analysis.sweep.load import load_tables
+from analysis.sweep.model import MANIFEST, Context, Sweep
 
 
-
-
-class PipelineError(Exception):
+class PipelineError(UserError):
     """Tables or report cannot be made (one line for the user)."""
 
 
@@ -59,52 +63,9 @@ def tables_for_sweep(directory, sweep):
     return pages
 
 
-def load_tables(path, columns=None):
-    """(RunTables, conditions by file name, sweep or None) of a sweep directory or result files."""
-    path = Path(path)
-    columns = columns or {c for _, cols in SECTIONS.values() for c in cols}
-    if (path / runner.MANIFEST).exists():
-        sweep = runner.Sweep.load(path)
-        files, conditions = [], {}
-        for step in sweep.steps:
-            for name in step.result_files:
-                files.append(path / name)
-                conditions[name] = step
-        return results.load_results(files, columns), conditions, sweep
-    if path.is_dir():
-        return results.without_duplicate_blocks(results.load_results(path, columns)), {}, None
-    return results.load_results([path], columns), {}, None
-
-
-# Each builder gets (tables, conditions, environment, sweeps) and gives (section, data, samples
-# for samples.csv or None); the modules' own section() functions take only what they need.
-def _time_apis_section(tables, conditions, env, sweeps):
-    samples = time_apis.collect(tables, conditions)
-    section, data = time_apis.section(samples, _cores(env), _sweep_notes(sweeps))
-    return section, data, samples.as_columns()
-
-
-def _discipline_section(tables, conditions, env, sweeps):
-    return (*discipline.section(tables, conditions, env.get("probes", []), _cores(env)), None)
-
-
-def _cores_section(tables, conditions, env, sweeps):
-    return (*cores.section(tables, topology.cpus(), notes=_sweep_notes(sweeps)), None)
-
-
-def _tables_only(section):
-    return lambda tables, conditions, env, sweeps: (*section(tables), None)
-
-
-# experiment -> (section builder, columns it reads); report order = this order
-SECTIONS = {
-    "time-apis": (_time_apis_section, time_apis.COLUMNS),
-    "discipline": (_discipline_section, discipline.COLUMNS),
-    "core-heterogeneity": (_cores_section, cores.COLUMNS),
-    "os-microbench": (_tables_only(microbench.section), microbench.COLUMNS),
-    "scheduling-noise": (_tables_only(noise.section), noise.COLUMNS),
-    "memory-bandwidth": (_tables_only(numa.section), numa.COLUMNS),
-}
+def all_columns():
+    """Every column some experiment's section reads."""
+    return {c for experiment in EXPERIMENTS.values() for c in experiment.columns}
 
 
 def experiment_of(table, sweep=None):
@@ -113,7 +74,7 @@ def experiment_of(table, sweep=None):
     if sweep is not None:
         return sweep.experiment
     stem = table.benchmark.split(".")[0]
-    if stem in SECTIONS:
+    if stem in EXPERIMENTS:
         return stem
     return "time-apis" if table.toolmodule.startswith("tool_info.timed_") else None
 
@@ -123,7 +84,7 @@ def build_report(paths, table_pages=None):
     `table_pages` maps an experiment to its table-generator pages, as paths relative to the report."""
     by_experiment, conditions, sweeps, sources = {}, {}, [], []
     for path in paths:
-        t, c, sweep = load_tables(path)
+        t, c, sweep = load_tables(path, all_columns())
         conditions.update(c)
         sources += t
         if sweep:
@@ -134,16 +95,19 @@ def build_report(paths, table_pages=None):
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
     unknown = by_experiment.pop(None, [])
 
-    env = sweeps[0][1].environment if sweeps else environment.snapshot()
+    env = sweeps[0][1].environment if sweeps else (environment.snapshot() if machine_facts.made_here(sources) else {})
     report = Report(
         title="timekit report",
         environment={p["name"]: f"{p['value']} ({p['verdict']}: {p['why']})" for p in env.get("probes", [])},
     )
-    for name, (builder, _) in SECTIONS.items():
+    for name, experiment in EXPERIMENTS.items():
         if name not in by_experiment:
             continue
         own_sweeps = [(d, s) for d, s in sweeps if s.experiment == name]
-        section, data, samples = builder(by_experiment[name], conditions, env, own_sweeps)
+        context = Context(tables=by_experiment[name], conditions=conditions, sweeps=own_sweeps, environment=env,
+                          machine=_facts(own_sweeps, by_experiment[name]))
+        result = experiment.section(context)
+        section = result.section
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
         pages = (table_pages or {}).get(name, [])
@@ -153,9 +117,9 @@ def build_report(paths, table_pages=None):
                 columns=["page (relative to this report)"], rows=[[str(page)] for page in pages],
                 caption=f"Made with table-configs/{name}.xml."))
         report.sections.append(section)
-        report.data[name] = data
-        if samples is not None and not report.samples:
-            report.samples = samples
+        report.data[name] = result.data
+        if result.samples is not None and not report.samples:
+            report.samples = result.samples
     if unknown:
         report.data["not analysed"] = sorted({str(t.path) for t in unknown})
     report.data["sources"] = [str(t.path) for t in sources]
@@ -165,32 +129,21 @@ def build_report(paths, table_pages=None):
     return report
 
 
-def _cores(env):
-    for probe in env.get("probes", []):
-        if probe["name"] == "online CPUs" and probe["value"] != environment.UNKNOWN:
-            return int(probe["value"].split()[0])
-    return os.cpu_count()
-
-
-def _sweep_notes(sweeps):
-    notes = []
-    for directory, s in sweeps:
-        conditions = (f"load levels {', '.join(map(str, s.loads))}, {s.reruns} rerun(s)" if s.loads
-                      else f"{s.reruns} rerun(s) of: {', '.join(dict.fromkeys(step.condition for step in s.steps))}")
-        notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
-                     f"benchexec invocations ({conditions}); run definitions run one after another inside each "
-                     f"invocation. Build: {s.build.replace(chr(10), '; ')}.")
-        for rundefinition, why in s.skipped.items():
-            notes.append(f"Run definition {rundefinition} was skipped: {why}.")
-    return notes
+def _facts(sweeps, tables):
+    """The measured machine as the (first) sweep recorded it; for bare result files, this host's
+    only if they were made here (analysis.machine.facts.for_results)."""
+    for _, sweep in sweeps:
+        if sweep.machine:
+            return machine_facts.Facts.from_dict(sweep.machine)
+    return machine_facts.for_results(tables)
 
 
 def tables_and_report(paths, outdir):
     """table-generator pages for every sweep, then the report; returns the report's paths."""
     pages = {}
     for path in map(Path, paths):
-        if (path / runner.MANIFEST).exists():
-            sweep = runner.Sweep.load(path)
+        if (path / MANIFEST).exists():
+            sweep = Sweep.load(path)
             pages.setdefault(sweep.experiment, []).extend(os.path.relpath(page, outdir) for page in tables_for_sweep(path, sweep))
     try:
         with warnings.catch_warnings():

@@ -26,3 +26,9 @@ def scratch():
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "unit: fast and deterministic: no benchexec, no timing (tox -e unit)")
+    config.addinivalue_line("markers", "benchexec: starts the real benchexec, runexec or table-generator")
+    config.addinivalue_line("markers", "timing: asserts on measured times or ratios (may need a rerun on a loaded machine)")

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from analysis import calibration, stats
+from analysis.tools import calibration
+from analysis.core import stats
 from tests.test_history import PNG, write_result
 
 CV = 0.015

@@ -7,7 +7,7 @@ import sys
 
 from lxml import etree
 
-from analysis.tasks import write_repetitions
+from analysis.core.tasks import write_repetitions
 from tests.helpers import REPO, run_isolated
 
 DEFINITION = """<?xml version="1.0"?>

@@ -16,10 +16,14 @@ import scipy.sparse.linalg
 from benchexec.tools.template import BaseTool2
 from benchexec.util import ProcessExitCode
 
-from analysis import cores, cores_pinning, results, topology
-from analysis.experiments import Experiment
-from analysis.report import VERDICTS
-from analysis.runner import write_sweep_benchmark
+from analysis.experiments.core_heterogeneity import analyse as cores
+from analysis.experiments.core_heterogeneity import pinning as cores_pinning
+from analysis.core import results
+from analysis.machine import facts, topology
+from analysis.machine.kernel import read_boot_time
+from analysis.sweep.model import Experiment
+from analysis.core.report import VERDICTS
+from analysis.sweep.runner import write_sweep_benchmark
 from tests.helpers import run_isolated
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,7 +202,7 @@ def test_committed_tasks_are_repetitions_in_run_order():
     import yaml
     from lxml import etree
 
-    from analysis.tasks import TASK_TEMPLATE
+    from analysis.core.tasks import TASK_TEMPLATE
 
     definition = REPO / "benchmark-defs" / "core-heterogeneity.xml"
     tree = etree.parse(str(definition))
@@ -269,7 +273,7 @@ def test_section_on_the_recorded_baremetal_layout_labels_smt_siblings():
     assert {c.id: c.siblings for c in cpus} == {0: (0, 2), 1: (1, 3), 2: (0, 2), 3: (1, 3)}
     # siblings share a physical core and its caches: CPUs 0/2 fast, 1/3 12 % slower on cache-heavy code
     samples = cores.samples_from_groups(synthetic({0: 1.0, 1: 1.12, 2: 1.0, 3: 1.12}, n=150))
-    sec, data = cores.analyse(samples, cpus, root=MACHINES / "baremetal")
+    sec, data = cores.analyse(samples, facts.record(MACHINES / "baremetal"))
     verdicts = {f.claim.split(":")[0] if ":" in f.claim[:12] else f.claim[:20]: f.verdict for f in sec.findings}
     assert verdicts["cachestress"] == verdicts["cg"] == "confirmed"
     assert verdicts["isort"] == "confirmed"
@@ -288,8 +292,7 @@ def test_section_on_the_recorded_baremetal_layout_labels_smt_siblings():
 
 
 def test_two_core_vm_layout_cannot_test_siblings_or_correlation():
-    cpus = topology.cpus(MACHINES / "vm-2core")
-    sec, _ = cores.analyse(cores.samples_from_groups(synthetic({0: 1.0, 1: 1.0})), cpus, root=MACHINES / "vm-2core")
+    sec, _ = cores.analyse(cores.samples_from_groups(synthetic({0: 1.0, 1: 1.0})), facts.record(MACHINES / "vm-2core"))
     untestable = {f.claim[:20] for f in sec.findings if f.verdict == "not testable here"}
     assert any(c.startswith("SMT siblings") for c in untestable)
     assert any(c.startswith("cg and the cache") for c in untestable)
@@ -311,7 +314,7 @@ def test_section_from_recorded_results():
     samples = cores.collect(tables)
     assert set(samples.assigned.tolist()) == {0, 1}
     assert np.array_equal(samples.core[samples.reason == ""], samples.assigned[samples.reason == ""])
-    sec, data = cores.section(tables, topology.cpus(MACHINES / "vm-2core"), root=MACHINES / "vm-2core")
+    sec, data = cores.section(tables, facts.record(MACHINES / "vm-2core"))
     assert data["cores"] == [0, 1] and data["rounds"] == [1, 2, 3]
     # 12 repetitions per invocation, 2 warm-ups dropped, 3 rounds: 30 per workload and core
     assert all(s["n"] + s["excluded"] == 30 for w in data["workloads"].values() for s in w["summary"])
@@ -346,7 +349,7 @@ def test_rank_command_writes_the_ranking(scratch, capsys):
     ranking = json.loads(out.read_text())
     assert set(ranking["workloads"]) == set(cores.WORKLOADS)
     assert sorted(ranking["workloads"]["cg"]["order"]) == [0, 1]
-    assert ranking["boot_time"] == cores.read_boot_time() and ranking["alpha"] == cores.ALPHA
+    assert ranking["boot_time"] == read_boot_time() and ranking["alpha"] == cores.ALPHA
     assert "ranking written to" in capsys.readouterr().out
     with pytest.raises(cores.CoresError, match="no such file"):
         cores_pinning.rank_command([str(DATA / "missing.xml.bz2")], scratch / "x.json")
@@ -371,7 +374,7 @@ def test_pin_refuses_a_ranking_older_than_the_boot(scratch):
     with pytest.raises(cores.CoresError, match="before this machine's boot"):
         cores_pinning.pin_command(1, path, ["true"], boot_time=created + 60)
     ranking = json.loads(path.read_text())
-    ranking["measured_from"] = cores.read_boot_time() - 3600  # results from before the boot
+    ranking["measured_from"] = read_boot_time() - 3600  # results from before the boot
     path.write_text(json.dumps(ranking))
     with pytest.raises(cores.CoresError, match="before this machine's boot"):
         cores_pinning.pin_command(1, path, ["true"])
@@ -426,7 +429,7 @@ def test_benchexec_runs_every_run_on_the_allowed_core(programs, scratch):
     assert table.status.tolist() == ["done"] * 9
     assert table.columns["cpu-start"].tolist() == [1.0] * 9
     assert table.columns["cpu-end"].tolist() == [1.0] * 9
-    sec, data = cores.section([table], topology.cpus(), warmups=1)
+    sec, data = cores.section([table], facts.record(), warmups=1)
     assert data["cores"] == [1]
     assert [s["n"] + s["excluded"] for w in cores.WORKLOADS for s in data["workloads"][w]["summary"]] == [2, 2, 2]
     assert {f.verdict for f in sec.findings if "faster" in f.claim} == {"not testable here"}

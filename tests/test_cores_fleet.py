@@ -4,6 +4,7 @@ distributions, the power for a 2 % shift, and the ranking of a known ordered fle
 
 Every sample is drawn from a seeded numpy generator, so each assertion has one known answer."""
 
+import dataclasses
 import io
 import math
 from pathlib import Path
@@ -13,8 +14,18 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from analysis import cores, cores_plots, stats
-from analysis.topology import Cpu
+from analysis.experiments.core_heterogeneity import analyse as cores
+from analysis.experiments.core_heterogeneity import plots as cores_plots
+from analysis.machine import facts
+
+
+def facts_with(topology_cpus, root):
+    """A recorded machine below root with a synthetic topology (k cores that cannot exist here)."""
+    recorded = facts.record(root)
+    recorded.cpus = [dataclasses.asdict(c) for c in topology_cpus]
+    return recorded
+from analysis.core import stats
+from analysis.machine.topology import Cpu
 
 MACHINES = Path(__file__).resolve().parent / "data" / "machines"
 BASE = 0.05  # seconds: kernel times around 50 ms
@@ -170,7 +181,7 @@ def test_eight_core_section_labels_siblings_and_confirms_the_outlier():
     topology = smt_topology(k)
     fast, slow, outlier = two_clusters_and_an_outlier(k)
     groups = draw({c: 1.0 if c in fast else 1.05 if c in slow else 1.15 for c in range(k)}, 100, seed=11)
-    sec, data = cores.analyse(cores.samples_from_groups({"cg": groups}), topology, root=MACHINES / "baremetal")
+    sec, data = cores.analyse(cores.samples_from_groups({"cg": groups}), facts_with(topology, MACHINES / "baremetal"))
     pairs = next(t for t in sec.tables if t.title.startswith("Core similarity"))
     assert len(pairs.rows) == k * (k - 1) // 2
     assert {(r[1], r[2]) for r in pairs.rows if r[3] == "yes"} == {(i, i + 4) for i in range(4)}

@@ -51,8 +51,8 @@ def test_default_time_apis_tasks_give_30_distinct_runs_per_input():
     each its own task name (BenchExec drops duplicate includes), and they match what the kit writes."""
     import yaml
 
-    from analysis.experiments import TIME_APIS
-    from analysis.tasks import TASK_TEMPLATE
+    from analysis.sweep.model import TIME_APIS
+    from analysis.core.tasks import TASK_TEMPLATE
 
     tree = etree.parse(str(TIME_APIS.benchmark))
     for include in tree.iter("include"):

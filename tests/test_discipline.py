@@ -9,14 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import discipline, experiments, runner
+from analysis.experiments.discipline import analyse as discipline
+from analysis.experiments import discipline as experiment
+from analysis.sweep import runner
 
 REPO = Path(__file__).resolve().parent.parent
-PRESET = experiments.DISCIPLINE.presets["quick"]
+PRESET = experiment.EXPERIMENT.presets["quick"]
 
 
 def test_plan_interleaves_conditions_in_every_rerun_and_pins_the_measured_runs():
-    steps = experiments.discipline_steps(PRESET, [0, 1])
+    steps = experiment.plan(PRESET, [0, 1])
     assert len(steps) == 5 * PRESET.reruns
     assert [s.condition for s in steps[:5]] == ["unpinned", "alone", "separate-cores", "same-core", "same-core-niced"]
     assert [s.rerun for s in steps[::5]] == list(range(1, PRESET.reruns + 1))
@@ -29,7 +31,7 @@ def test_plan_interleaves_conditions_in_every_rerun_and_pins_the_measured_runs()
 
 
 def test_one_cpu_has_no_separate_cores_condition():
-    steps = experiments.discipline_steps(PRESET, [3])
+    steps = experiment.plan(PRESET, [3])
     assert "separate-cores" not in {s.condition for s in steps}
     assert steps[1].benchexec_args == ["--allowedCores", "3", "--limitCores", "1"]
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from analysis import environment
+from analysis.machine import environment
 
 DATA = Path(__file__).resolve().parent / "data" / "machines"
 

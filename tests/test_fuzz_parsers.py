@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from analysis import lint, noise
+from analysis.sweep import lint
+from analysis.experiments.scheduling_noise import analyse as noise
 from tool_info import timer
 from tool_info.keyvalue import KeyValueTool
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from analysis import history
-from analysis.report import Section
+from analysis.tools import history
+from analysis.core.report import Section
 
 REAL = Path(__file__).parent / "data" / "calculatepi-real.results.xml.bz2"
 PNG = b"\x89PNG\r\n\x1a\n"

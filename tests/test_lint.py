@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from analysis import lint
+from analysis.sweep import lint
 from tests.helpers import REPO
 
 GOOD_TASK = "format_version: '2.0'\ninput_files: 'in.txt'\n"
@@ -57,7 +57,8 @@ def test_cli_exit_codes(files):
 
 
 def test_runner_refuses_an_invalid_definition_before_running(files):
-    from analysis import experiments, runner
+    from analysis.sweep import model as experiments
+    from analysis.sweep import runner
 
     broken = experiments.Experiment(name="broken", benchmark=files / "misspelled.xml", table=files / "bad-column.xml",
                                     task_dir=files, inputs=(files / "in.txt",), rundefinitions=("a",))

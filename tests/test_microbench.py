@@ -18,7 +18,11 @@ import matplotlib.image
 import pytest
 from lxml import etree
 
-from analysis import microbench, report, results, tasks, topology
+from analysis.experiments.os_microbench import analyse as microbench
+from analysis.core import report
+from analysis.core import results
+from analysis.core import tasks
+from analysis.machine import topology
 from tests.helpers import run_isolated
 from tool_info.osbench import Tool
 

@@ -17,7 +17,8 @@ import uuid
 import numpy as np
 import pytest
 
-from analysis import microbench, topology
+from analysis.experiments.os_microbench import analyse as microbench
+from analysis.machine import topology
 from tests.helpers import SCRATCH
 from tests.test_microbench import run_osbench
 

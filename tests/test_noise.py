@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from analysis import noise, results
-from analysis.tasks import input_of, write_repetitions
+from analysis.experiments.scheduling_noise import analyse as noise
+from analysis.machine import kernel
+from analysis.core import results
+from analysis.core.tasks import input_of, write_repetitions
 from tests.helpers import run_isolated
 
 REPO = Path(__file__).resolve().parent.parent
@@ -153,20 +155,20 @@ def test_periods_file_errors_are_one_line(scratch):
 
 
 def test_kernel_tick_from_a_recorded_config_and_from_config_gz(scratch):
-    assert noise.kernel_hz(DATA / "bare-metal-hz1000") == (1000, "/boot/config-6.1.0-21-amd64 (nohz_full)")
+    assert kernel.kernel_hz(DATA / "bare-metal-hz1000") == (1000, "/boot/config-6.1.0-21-amd64 (nohz_full)")
     (scratch / "proc/sys/kernel").mkdir(parents=True)
     (scratch / "proc/sys/kernel/osrelease").write_text("6.18.0-vm\n")
-    hz, why = noise.kernel_hz(scratch)
+    hz, why = kernel.kernel_hz(scratch)
     assert hz is None and why.startswith("unknown")
     (scratch / "proc/config.gz").write_bytes(gzip.compress(b"CONFIG_NO_HZ_IDLE=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"))
-    assert noise.kernel_hz(scratch) == (250, "/proc/config.gz (nohz idle)")
+    assert kernel.kernel_hz(scratch) == (250, "/proc/config.gz (nohz idle)")
 
 
 def test_kernel_log_refined_calibration_wins():
     text = (DATA / "kernel-log.txt").read_text()
-    assert noise.kernel_log_tsc(text) == (2893.202, "kernel log, refined calibration")
-    assert noise.kernel_log_tsc("[0.0] tsc: Detected 2596.130 MHz processor") == (2596.13, "kernel log, detected")
-    assert noise.kernel_log_tsc("nothing here") == (None, None)
+    assert kernel.kernel_log_tsc(text) == (2893.202, "kernel log, refined calibration")
+    assert kernel.kernel_log_tsc("[0.0] tsc: Detected 2596.130 MHz processor") == (2596.13, "kernel log, detected")
+    assert kernel.kernel_log_tsc("nothing here") == (None, None)
 
 
 def test_pair_lags_and_periodic_mask():

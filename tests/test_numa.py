@@ -11,8 +11,9 @@ import pytest
 from benchexec.tools.template import BaseTool2, UnsupportedFeatureException
 from lxml import etree
 
-from analysis import numa, results
-from analysis.tasks import write_repetitions
+from analysis.experiments.memory_bandwidth import analyse as numa
+from analysis.core import results
+from analysis.core.tasks import write_repetitions
 from tests.helpers import run_isolated
 from tool_info import stream as stream_tool
 
@@ -195,8 +196,9 @@ def test_a_sweep_runs_every_node_pair_of_the_machine(tmp_path):
     import dataclasses
     import functools
 
-    from analysis import experiments, lint
-    from analysis.runner import write_sweep_benchmark
+    from analysis.experiments import memory_bandwidth
+    from analysis.sweep import lint
+    from analysis.sweep.runner import write_sweep_benchmark
 
     for node, row in ((0, "10 21"), (1, "21 10")):
         base = tmp_path / "root" / "sys" / "devices" / "system" / "node" / f"node{node}"
@@ -204,8 +206,8 @@ def test_a_sweep_runs_every_node_pair_of_the_machine(tmp_path):
         (base / "distance").write_text(row + "\n")
         (base / "cpulist").write_text(f"{node}\n")
     (tmp_path / "root" / "sys" / "devices" / "system" / "node" / "online").write_text("0-1\n")
-    two_nodes = dataclasses.replace(experiments.MEMORY_BANDWIDTH,
-                                    adapt=functools.partial(experiments.numa_pairs, root=tmp_path / "root"))
+    two_nodes = dataclasses.replace(memory_bandwidth.EXPERIMENT,
+                                    adapt=functools.partial(memory_bandwidth.node_pairs, root=tmp_path / "root"))
     assert two_nodes.machine_rundefinitions() == ("cpu0-mem0", "cpu0-mem1", "cpu1-mem0", "cpu1-mem1")
     copy = write_sweep_benchmark(two_nodes, 2, tmp_path / "sweep")
     assert lint.check([copy]) == []
@@ -217,4 +219,4 @@ def test_a_sweep_runs_every_node_pair_of_the_machine(tmp_path):
     options = {r.get("name"): [(o.get("name"), o.text) for o in r.iter("option")] for r in tree.iter("rundefinition")}
     assert options["cpu1-mem0"] == [("--cpunode", "1"), ("--memnode", "0")]
     # this machine: one node, the committed single pair
-    assert experiments.MEMORY_BANDWIDTH.machine_rundefinitions() == ("cpu0-mem0",)
+    assert memory_bandwidth.EXPERIMENT.machine_rundefinitions() == ("cpu0-mem0",)

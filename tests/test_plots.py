@@ -8,7 +8,7 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from analysis import plots
+from analysis.core import plots
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DPI = 110

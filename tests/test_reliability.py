@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import experiments, pipeline, runner
+from analysis import experiments
+from analysis import pipeline
+from analysis.sweep import runner
 
 REPO = Path(__file__).resolve().parent.parent
 RECORDED = REPO / "tests" / "data" / "cores"
@@ -75,7 +77,8 @@ def test_a_failing_analysis_is_one_line_and_leaves_the_results_alone(sweep_dir, 
     def broken(*args, **kwargs):
         raise pipeline.PipelineError("analysis broke on purpose")
 
-    monkeypatch.setitem(pipeline.SECTIONS, "core-heterogeneity", (broken, pipeline.SECTIONS["core-heterogeneity"][1]))
+    experiment = pipeline.EXPERIMENTS["core-heterogeneity"]
+    monkeypatch.setitem(pipeline.EXPERIMENTS, "core-heterogeneity", dataclasses.replace(experiment, section=broken))
     with pytest.raises(pipeline.PipelineError, match="on purpose"):
         pipeline.tables_and_report([sweep_dir], sweep_dir / "report")
     assert digests(sweep_dir) == before
@@ -86,6 +89,6 @@ def test_experiments_are_registered_once_with_their_files():
     for name, experiment in experiments.EXPERIMENTS.items():
         assert experiment.benchmark.is_file() and experiment.table.is_file(), name
         assert experiment.task_dir.is_dir() and all(Path(i).is_file() for i in experiment.inputs), name
-        assert name in pipeline.SECTIONS, name
+        assert callable(experiment.section) and experiment.columns, name
         assert "quick" in experiment.presets, name
     assert dataclasses.is_dataclass(runner.Step)

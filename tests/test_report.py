@@ -12,8 +12,10 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from analysis import browser, plots, report
-from analysis.report import Figure, Finding, Report, Section, Table
+from tests import browser
+from analysis.core import plots
+from analysis.core import report
+from analysis.core.report import Figure, Finding, Report, Section, Table
 
 HOSTILE = 'a<b>&"c\'; $(rm -rf /)'
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis import results
-from analysis.results import ResultFileError, RunTable, load_result, load_results
+from analysis.core import results
+from analysis.core.results import ResultFileError, RunTable, load_result, load_results
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchexec-results-corpus"
 DATA = pathlib.Path(__file__).resolve().parent / "data"

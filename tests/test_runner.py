@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import results
+from analysis.core import results
 from tests.helpers import run_isolated
 
 REPO = Path(__file__).resolve().parent.parent
@@ -197,7 +197,7 @@ def test_missing_compiler_is_one_line(scratch, monkeypatch):
     """A compiler that is not installed: the build error names it, no traceback."""
     import shutil as sh
 
-    from analysis import runner
+    from analysis.sweep import runner
 
     sh.copy(REPO / "programs" / "Makefile", scratch)
     sh.copy(REPO / "programs" / "busy.c", scratch)

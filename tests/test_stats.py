@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import stats as S
-from analysis.stats import (ALL_TESTS, adjust, bias_against, holm, modality, pairwise_tests,
+from analysis.core import stats as S
+from analysis.core.stats import (ALL_TESTS, adjust, bias_against, holm, modality, pairwise_tests,
                             ratio_of_means, summarize, timer_resolution, two_sample_tests)
 
 # t quantile t_{0.975, 4} from a printed table (2.776), to 7 digits

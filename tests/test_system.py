@@ -4,7 +4,7 @@ import io
 import subprocess
 import sys
 
-from analysis import system
+from analysis.machine import packages as system
 from tests.helpers import REPO
 
 
@@ -23,6 +23,6 @@ def test_missing_package_is_named_with_the_exact_command(monkeypatch):
 
 
 def test_list_for_ci_runs_without_the_kit_installed():
-    done = subprocess.run([sys.executable, "-S", "-m", "analysis.system", "--list"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-S", "-m", "analysis.machine.packages", "--list"], cwd=REPO,
                           stdout=subprocess.PIPE, text=True, check=True)
     assert done.stdout.split() == [package for package, _ in system.REQUIREMENTS.values()]

@@ -27,7 +27,7 @@ def run_timed(timer_name, input_file, programs):
 @pytest.mark.parametrize("name", ["bash", "fish", "gnu"])
 def test_each_timer_measures_the_real_program(name, programs, scratch):
     if not shutil.which(NEEDS[name]):
-        pytest.fail(f"{NEEDS[name]} must be installed for the tests (python3 -m analysis.system installs it)")
+        pytest.fail(f"{NEEDS[name]} must be installed for the tests (python3 -m analysis.machine.packages installs it)")
     input_file = scratch / "n.txt"
     input_file.write_text("43434343\n")
     command, done, output = run_timed(name, input_file, programs)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import results
+from analysis.core import results
 from tests.helpers import run_isolated
 
 REPO = Path(__file__).resolve().parent.parent

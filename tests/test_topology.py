@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import topology
+from analysis.machine import topology
 
 MACHINES = Path(__file__).parent / "data" / "machines"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import cli, tuning
+from analysis import cli
+from analysis.machine import tuning
 
 MACHINES = Path(__file__).parent / "data" / "machines"
 

@@ -1,0 +1,26 @@
+"""os-microbench (seed 003): eleven lmbench-style OS and memory costs, predicted vs measured."""
+
+from analysis.core.paths import PROGRAMS
+from analysis.experiments.os_microbench import analyse
+from analysis.sweep.model import Experiment, Preset, SectionResult
+
+
+def section(context):
+    return SectionResult(*analyse.section(context.tables, context.machine.caches))
+
+
+EXPERIMENT = Experiment(
+    name="os-microbench",
+    summary="timer reads to page faults, lmbench style",
+    order=4,
+    inputs=tuple(sorted((PROGRAMS / "inputs" / "os-microbench").glob("*.txt"))),
+    rundefinitions=("osbench",),
+    columns=analyse.COLUMNS,
+    section=section,
+    default_reps=1,
+    presets={
+        # each measurement repeats itself inside the program; one run each, ~15 s
+        "quick": Preset(reps=1, loads=(0,), reruns=1),
+        "full": Preset(reps=5, loads=(0,), reruns=1),
+    },
+)

@@ -1,0 +1,30 @@
+"""time-apis (seed 000): bash, fish, GNU time, RunExec and the program's own clock() under 0..N
+background processes."""
+
+from analysis.core.paths import PROGRAMS
+from analysis.experiments.time_apis import analyse
+from analysis.sweep.model import Experiment, Preset, SectionResult
+
+
+def section(context):
+    samples = analyse.collect(context.tables, context.conditions)
+    sec, data = analyse.section(samples, context.cpu_count(), context.sweep_notes())
+    return SectionResult(sec, data, samples.as_columns())
+
+
+EXPERIMENT = Experiment(
+    name="time-apis",
+    summary="bash/fish/GNU time, RunExec and clock() under background load",
+    order=1,
+    inputs=(PROGRAMS / "inputs" / "43434343.txt", PROGRAMS / "inputs" / "250000000.txt"),
+    rundefinitions=("runexec", "bash", "fish", "gnu"),
+    columns=analyse.COLUMNS,
+    section=section,
+    requires={"bash": "bash", "fish": "fish", "gnu": "time"},
+    presets={
+        # loads 0..2 on 2 cores: one level below saturation, one at it; ~2 minutes here
+        "quick": Preset(reps=30, loads=(0, 1, 2), reruns=1, tasksets=("thesis-input",)),
+        # the thesis: 1000 runs per API and load level 0..6
+        "thesis": Preset(reps=1000, loads=tuple(range(7)), reruns=1, tasksets=("thesis-input",)),
+    },
+)

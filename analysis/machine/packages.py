@@ -1,0 +1,69 @@
+"""
+The Debian packages the kit needs, and installing them: the one list of them.
+
+As root the kit installs what is missing with apt-get; otherwise it names the exact command and
+goes on with what the machine has (a missing timer drops that timing API from the sweep).
+Standard library only, so that `./demo` can run it before the kit's venv exists:
+    python3 -m analysis.machine.packages          install what is missing (or say how)
+    python3 -m analysis.machine.packages --list   the package names (for .ci/run)
+"""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+# program on PATH (or "python:<module>") -> Debian package that provides it, and what is lost without it
+REQUIREMENTS = {
+    "fish": ("fish", "the fish timing API"),
+    "time": ("time", "the GNU time timing API"),
+    "fuse-overlayfs": ("fuse-overlayfs", "BenchExec's container mode"),
+    "cc": ("gcc", "building programs/"),
+    "make": ("make", "building programs/"),
+    "bc": ("bc", "the wrapped upstream tool-info example (calculatepi)"),
+    "numactl": ("numactl", "STREAM per NUMA node (memory-bandwidth)"),
+    "python:ensurepip": ("python3-venv", "the kit's .venv"),
+}
+
+
+def _present(requirement):
+    if requirement.startswith("python:"):
+        return importlib.util.find_spec(requirement.split(":", 1)[1]) is not None
+    return shutil.which(requirement) is not None
+
+
+def missing_packages():
+    """{package: what is lost} for every requirement this machine lacks."""
+    return {package: loss for requirement, (package, loss) in REQUIREMENTS.items() if not _present(requirement)}
+
+
+def install_command(packages):
+    return ["apt-get", "install", "-y", "--no-install-recommends", *sorted(packages)]
+
+
+def ensure_packages(out=sys.stderr):
+    """Install missing packages when root; else say what to run. Returns what is still missing."""
+    missing = missing_packages()
+    if not missing:
+        return {}
+    command = install_command(missing)
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print(f"installing {', '.join(sorted(missing))} ...", file=out, flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        result = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            subprocess.run(["apt-get", "update"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        missing = missing_packages()
+    for package, loss in missing.items():
+        print(f"warning: {package} is not installed, so {loss} is unavailable; "
+              f"to add it run: sudo {' '.join(install_command([package]))}", file=out)
+    return missing
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:
+        print(" ".join(package for package, _ in REQUIREMENTS.values()))
+    else:
+        ensure_packages()

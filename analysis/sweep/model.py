@@ -1,0 +1,212 @@
+"""
+The sweep's model: what an experiment declares (presets, run definitions, how its steps are
+planned, its report section) and what a sweep records (steps, conditions, environment, machine).
+
+It sits below the experiments, which describe themselves with it, and below the runner, which
+runs what they describe; it imports neither, so no layer reaches up.
+"""
+
+import datetime
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from analysis.core.paths import PROGRAMS, REPO
+
+MANIFEST = "sweep.json"
+
+
+class SweepError(Exception):
+    """A sweep cannot start or continue (one line for the user)."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    reps: int  # distinct runs per (task, run definition) in one benchexec invocation
+    loads: tuple  # numbers of background busy processes, one benchexec invocation each
+    reruns: int  # benchexec invocations per load level
+    tasksets: tuple = ()  # benchexec --tasks selection; empty = all task sets
+
+
+@dataclass
+class Step:
+    """One benchexec invocation and the conditions the runner sets around it."""
+
+    load: int  # background busy processes
+    rerun: int  # which repetition of the invocation (a round, for per-core sweeps)
+    name: str  # benchexec --name, unique in the sweep
+    condition: str = ""  # what else sets this step apart (e.g. 'core1', 'same-core'); '' = load and rerun only
+    benchexec_args: list = field(default_factory=list)  # e.g. --allowedCores 1 --limitCores 1
+    load_cpus: list = None  # CPUs the busy processes are pinned to (None: wherever the scheduler puts them)
+    load_nice: int = 0  # niceness of the busy processes
+    status: str = "pending"  # pending, done, failed
+    result_files: list = field(default_factory=list)
+    started: str = ""
+    seconds: float = 0.0
+
+
+def load_steps(preset, cpus):
+    """Every load level in every rerun; reruns outermost, so drift spreads over the load levels."""
+    return [Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}")
+            for rerun in range(1, preset.reruns + 1) for load in preset.loads]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment, declared once in its own folder under analysis/experiments/.
+
+    Its benchmark definition, table config and task directory follow from its name, so adding an
+    experiment edits no list anywhere: the folder, benchmark-defs/NAME.xml, table-configs/NAME.xml,
+    programs/tasks/NAME/, a tool-info module and a program.
+    """
+
+    name: str  # as benchmark-defs/<name>.xml
+    inputs: tuple
+    rundefinitions: tuple
+    columns: tuple = ()  # result columns the section reads
+    section: Callable = None  # section(Context) -> SectionResult
+    summary: str = ""  # one line for `timekit run --help`
+    order: int = 0  # position in the report
+    presets: dict = field(default_factory=dict)
+    requires: dict = field(default_factory=dict)  # run definition ('*': every one) -> program it needs on PATH
+    default_reps: int = 30  # what set-up writes, so plain `benchexec` yields this many
+    planner: Callable = load_steps  # (preset, usable CPUs) -> steps
+    one_table: bool = False  # one table-generator page per sweep (conditions side by side), not per step
+    adapt: Callable = None  # () -> (this machine's run definitions, rewrite of the definition's XML text)
+    conditions: str = "load levels"  # what --loads/--reruns vary, for help text
+    # derived from the name unless given (tests point them elsewhere)
+    benchmark: Path = None
+    table: Path = None
+    task_dir: Path = None
+
+    def __post_init__(self):
+        derived = {"benchmark": REPO / "benchmark-defs" / f"{self.name}.xml",
+                   "table": REPO / "table-configs" / f"{self.name}.xml",
+                   "task_dir": PROGRAMS / "tasks" / self.name / "reps"}
+        for attribute, path in derived.items():
+            if getattr(self, attribute) is None:
+                object.__setattr__(self, attribute, path)
+
+    @property
+    def takes_loads(self):
+        return self.planner is load_steps
+
+    def machine_rundefinitions(self):
+        return self.adapt()[0] if self.adapt else self.rundefinitions
+
+    def plan(self, preset):
+        """The sweep's steps (benchexec invocations) in run order."""
+        return self.planner(preset, sorted(os.sched_getaffinity(0)))
+
+    def available_rundefinitions(self):
+        """(run definitions whose programs exist, {skipped one: reason})."""
+        rundefinitions = self.machine_rundefinitions()
+        missing = {r: p for r in rundefinitions for key, p in self.requires.items() if key in (r, "*") and not shutil.which(p)}
+        available = tuple(r for r in rundefinitions if r not in missing)
+        return available, {r: f"'{p}' is not installed" for r, p in missing.items()}
+
+    def runs_per_invocation(self, reps, tasksets, rundefinitions):
+        """Runs of one benchexec invocation (a task set here holds one input's repetitions)."""
+        return reps * (len(tasksets) or len(self.inputs)) * len(rundefinitions)
+
+
+@dataclass
+class Sweep:
+    experiment: str
+    preset: str
+    reps: int
+    loads: list
+    reruns: int
+    tasksets: list
+    container: bool
+    created: str
+    steps: list
+    rundefinitions: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)  # run definition -> why it is not run
+    environment: dict = field(default_factory=dict)
+    build: str = ""
+    machine: dict = field(default_factory=dict)  # facts the report needs (analysis.machine.facts), as recorded
+
+    @classmethod
+    def plan(cls, experiment, preset_name, preset, container):
+        steps = experiment.plan(preset)
+        rundefinitions, skipped = experiment.available_rundefinitions()
+        if not rundefinitions:
+            raise SweepError(f"{experiment.name}: no run definition can run here ({'; '.join(skipped.values())})")
+        return cls(
+            rundefinitions=list(rundefinitions),
+            skipped=skipped,
+            experiment=experiment.name,
+            preset=preset_name,
+            reps=preset.reps,
+            loads=list(preset.loads),
+            reruns=preset.reruns,
+            tasksets=list(preset.tasksets),
+            container=container,
+            created=now(),
+            steps=steps,
+        )
+
+    def save(self, directory):
+        path = Path(directory) / MANIFEST
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        os.replace(tmp, path)  # atomic: an interrupt never leaves half a manifest
+
+    @classmethod
+    def load(cls, directory):
+        path = Path(directory) / MANIFEST
+        try:
+            data = json.loads(path.read_text())
+            data["steps"] = [Step(**s) for s in data["steps"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise SweepError(f"{path}: not a readable sweep manifest ({e}); start a new sweep without --resume") from None
+
+
+@dataclass
+class Context:
+    """What every report section gets: the result tables of its experiment, the sweep step each
+    result file came from, the sweeps (directory, Sweep) and the measured machine as recorded."""
+
+    tables: list
+    conditions: dict = field(default_factory=dict)  # result file name -> Step
+    sweeps: list = field(default_factory=list)
+    environment: dict = field(default_factory=dict)  # the recorded env check (probes)
+    machine: object = None  # analysis.machine.facts.Facts of the measured machine
+
+    def cpu_count(self):
+        """Online CPUs of the measured machine: the recorded env check, else the recorded topology."""
+        for probe in self.environment.get("probes", []):
+            if probe["name"] == "online CPUs" and probe["value"] != "unknown":
+                return int(probe["value"].split()[0])
+        return len(self.machine.cpus) if self.machine is not None and self.machine.cpus else None
+
+    def sweep_notes(self):
+        """One sentence per sweep on what ran, and one per skipped run definition."""
+        notes = []
+        for directory, s in self.sweeps:
+            conditions = (f"load levels {', '.join(map(str, s.loads))}, {s.reruns} rerun(s)" if s.loads
+                          else f"{s.reruns} rerun(s) of: {', '.join(dict.fromkeys(step.condition for step in s.steps))}")
+            notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
+                         f"benchexec invocations ({conditions}); run definitions run one after another inside each "
+                         f"invocation. Build: {s.build.replace(chr(10), '; ')}.")
+            for rundefinition, why in s.skipped.items():
+                notes.append(f"Run definition {rundefinition} was skipped: {why}.")
+        return notes
+
+
+@dataclass
+class SectionResult:
+    """A section, the data for report.json, and per-run samples for samples.csv (or None)."""
+
+    section: object
+    data: dict
+    samples: dict = None
+
+
+def now():
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")

@@ -1,0 +1,275 @@
+"""
+The experiment runner: conditions BenchExec cannot express, around plain benchexec invocations.
+
+A sweep is a list of steps, one benchexec invocation each (a background-load level and a rerun).
+For each step the runner starts K busy processes outside BenchExec's cgroups, runs benchexec
+with a distinct `--name`, and stops the load again. The sweep's manifest (`sweep.json`) is
+rewritten after every step, so an interrupted sweep keeps every finished step and
+`--resume` continues from the first unfinished one. On any exit (Ctrl+C, SIGTERM, an error,
+benchexec failing) every process the runner started is killed.
+"""
+
+import datetime
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lxml import etree
+
+from analysis.machine import environment
+from analysis.machine import facts as machine_facts
+from analysis.sweep import lint
+from analysis.core.paths import PROGRAMS, REPO
+from analysis.core.tasks import write_repetitions
+from analysis.sweep.model import MANIFEST, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST: the runner's API)
+
+BUSY_PROGRAM = PROGRAMS / "bin" / "busy"
+# a finished run in benchexec's console output: "HH:MM:SS   task   status   cpu   wall"
+RUN_LINE = re.compile(r"^\d\d:\d\d:\d\d\s+\S")
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived; raised so that every cleanup handler runs."""
+
+
+class BackgroundLoad:
+    """K busy processes, each in its own session, optionally pinned to `cpus` and niced,
+    killed (with their groups) on exit."""
+
+    def __init__(self, count, cpus=None, nice=0):
+        self.count, self.cpus, self.nice = count, cpus, nice
+        self.processes = []
+
+    def __enter__(self):
+        if self.count and not BUSY_PROGRAM.exists():
+            raise SweepError(f"{BUSY_PROGRAM} is missing; build the programs first (make -C programs)")
+        for _ in range(self.count):
+            self.processes.append(
+                subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True, preexec_fn=self._place,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+        return self
+
+    def _place(self):
+        """In the child before exec: pin and nice it, so it never runs anywhere else."""
+        if self.cpus is not None:
+            os.sched_setaffinity(0, self.cpus)
+        if self.nice:
+            os.nice(self.nice)
+
+    def __exit__(self, *exc):
+        for process in self.processes:
+            _kill_group(process)
+        self.processes = []
+        return False
+
+
+def _kill_group(process, grace=0.0):
+    """Kill a process started with start_new_session=True and everything in its group."""
+    if process.poll() is None and grace:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+class Progress:
+    """Runs done so far, and an ETA from the mean time per run of this sweep."""
+
+    def __init__(self, total_runs, out=sys.stderr):
+        self.total, self.done, self.start, self.out = total_runs, 0, time.monotonic(), out
+
+    def run_finished(self, label):
+        self.done += 1
+        if self.done % 10 == 0 or self.done == self.total:
+            elapsed = time.monotonic() - self.start
+            eta = elapsed / self.done * (self.total - self.done)
+            print(f"  {label}: {self.done}/{self.total} runs, elapsed {_clock(elapsed)}, "
+                  f"ETA {_clock(eta)}", file=self.out, flush=True)
+
+
+def _clock(seconds):
+    return str(datetime.timedelta(seconds=int(seconds)))
+
+
+def benchexec_command(experiment, sweep, step, outdir):
+    command = [
+        sys.executable, "-m", "benchexec.benchexec", str(Path(outdir) / experiment.benchmark.name),
+        "--name", step.name,
+        "--outputpath", str(outdir) + os.sep,
+        "--numOfThreads", "1",
+    ]
+    for taskset in sweep.tasksets:
+        command += ["--tasks", taskset]
+    if sweep.skipped:
+        for rundefinition in sweep.rundefinitions:
+            command += ["--rundefinition", rundefinition]
+    if not sweep.container:
+        command.append("--no-container")
+    return command + list(step.benchexec_args)
+
+
+def run_step(experiment, sweep, step, outdir, progress):
+    """One benchexec invocation under `step.load` busy processes; returns its exit code.
+
+    benchexec writes straight into the step's log file, which is followed for progress: a pipe
+    would keep the runner waiting on whatever process still holds it open (BenchExec's tool-info
+    container worker can outlive benchexec), a file does not. Once benchexec exits, its process
+    group, stragglers included, is killed.
+    """
+    log_path = Path(outdir) / f"benchexec.{step.name}.log"
+    command = benchexec_command(experiment, sweep, step, outdir)
+    label = step.condition or f"load {step.load}"
+    label += f", rerun {step.rerun}"
+    with BackgroundLoad(step.load, step.load_cpus, step.load_nice), open(log_path, "w") as log:
+        log.write(f"# {' '.join(command)}\n")
+        log.flush()
+        process = subprocess.Popen(command, cwd=REPO, start_new_session=True, stdin=subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _follow(process, log_path, lambda: progress.run_finished(label))
+            return process.returncode
+        finally:
+            # benchexec turns SIGTERM into killing its runs and writing what finished
+            _kill_group(process, grace=30)
+
+
+def _follow(process, log_path, run_finished, interval=0.2):
+    """Call run_finished for every finished-run line benchexec writes, until it exits."""
+    with open(log_path) as log:
+        pending = ""
+        while True:
+            exited = process.poll() is not None
+            pending += log.read()
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                if RUN_LINE.match(line):
+                    run_finished()
+            if exited:
+                return
+            time.sleep(interval)
+
+
+def result_files_of(outdir, experiment, sweep, step):
+    """Per run definition, its combined result file; benchexec writes only the per-task-set file
+    when a single task set runs, so fall back to those."""
+    prefix = f"{experiment.benchmark.stem}.{step.name}.????-??-??_??-??-??.results"
+    files = {}
+    for rundef in sweep.rundefinitions:
+        found = sorted(Path(outdir).glob(f"{prefix}.{rundef}.xml.bz2"))
+        if not found:  # only one task set ran (selected, or the only one there is)
+            found = sorted(Path(outdir).glob(f"{prefix}.{rundef}.*.xml.bz2"))
+        if found:
+            files[rundef] = [f.name for f in found]
+    return files
+
+
+def _set_aside_partial(outdir, experiment, step):
+    """Move the partial output of an unfinished step away, so a resumed sweep has no duplicates."""
+    partial = sorted(Path(outdir).glob(f"{experiment.benchmark.stem}.{step.name}.*"))
+    if partial:
+        target = Path(outdir) / "interrupted" / now().replace(":", "-")
+        target.mkdir(parents=True, exist_ok=True)
+        for path in partial:
+            shutil.move(str(path), target / path.name)
+
+
+def build_programs(directory=PROGRAMS):
+    """Build programs/ (a no-op when up to date); returns the recorded compiler and flags."""
+    if not shutil.which("make"):
+        raise SweepError("'make' is not installed; install the Debian packages the kit needs: python3 -m analysis.machine.packages")
+    build = subprocess.run(["make", "-s", "-C", str(directory)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    if build.returncode != 0:
+        lines = build.stdout.strip().splitlines() or ["make failed"]
+        cause = next((line for line in lines if "not found" in line or "No such file" in line), lines[-1])
+        raise SweepError(f"building programs/ failed: {cause}; run 'make -C programs' to see why")
+    return (Path(directory) / "bin" / "BUILD").read_text().strip()
+
+
+def write_sweep_benchmark(experiment, reps, outdir):
+    """The sweep's own copy of the benchmark definition, running `reps` repetitions.
+
+    The copy's task includes point at the sweep's `tasks/` (N task files per input); every other
+    relative path is made absolute. The repository's tasks stay as committed, and the sweep
+    directory records exactly what ran.
+    """
+    tasks = Path(outdir) / "tasks"
+    write_repetitions(experiment.inputs, reps, tasks)
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    tree = etree.parse(str(experiment.benchmark), parser)
+    base = experiment.benchmark.parent
+    for element in tree.iter("include", "includesfile", "exclude", "excludesfile", "requiredfiles", "propertyfile"):
+        original = (base / element.text.strip()).resolve()
+        if original.parent == experiment.task_dir.resolve():
+            element.text = f"tasks/{original.name}"
+        else:
+            element.text = str(original)
+    copy = Path(outdir) / experiment.benchmark.name
+    text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
+    if experiment.adapt:  # e.g. one run definition per NUMA node pair of this machine
+        text = experiment.adapt()[1](text)
+    copy.write_text(text)
+    return copy
+
+
+def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):
+    """Run (or resume) a sweep into `outdir`; returns the Sweep with every step's result files."""
+    outdir = Path(outdir)
+    lint.require_valid([experiment.benchmark, experiment.table])  # before anything is written
+    if resume:
+        sweep = Sweep.load(outdir)
+        if sweep.experiment != experiment.name:
+            raise SweepError(f"{outdir}: holds a sweep of '{sweep.experiment}', not '{experiment.name}'")
+    else:
+        if (outdir / MANIFEST).exists():
+            raise SweepError(f"{outdir}: already holds a sweep; use --resume or another --output")
+        outdir.mkdir(parents=True, exist_ok=True)
+        sweep = Sweep.plan(experiment, preset_name, preset, container)
+    sweep.build = build_programs()
+    write_sweep_benchmark(experiment, sweep.reps, outdir)
+    sweep.environment = environment.snapshot()
+    sweep.machine = machine_facts.record().to_dict()  # what the report states about this machine
+    sweep.save(outdir)
+
+    pending = [s for s in sweep.steps if s.status != "done"]
+    runs_per_step = experiment.runs_per_invocation(sweep.reps, sweep.tasksets, sweep.rundefinitions)
+    progress = Progress(runs_per_step * len(pending), out)
+    for rundefinition, why in sweep.skipped.items():
+        print(f"warning: skipping run definition {rundefinition}: {why}", file=out)
+    print(f"{experiment.name} ({sweep.preset}): {len(pending)} of {len(sweep.steps)} benchexec "
+          f"invocations to run, {runs_per_step} runs each; results in {outdir}", file=out, flush=True)
+
+    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for step in pending:
+            _set_aside_partial(outdir, experiment, step)
+            step.started, begin = now(), time.monotonic()
+            code = run_step(experiment, sweep, step, outdir, progress)
+            step.seconds = round(time.monotonic() - begin, 3)
+            found = result_files_of(outdir, experiment, sweep, step)
+            step.result_files = [name for names in found.values() for name in names]
+            step.status = "done" if code == 0 and len(found) == len(sweep.rundefinitions) else "failed"
+            sweep.save(outdir)
+            if step.status == "failed":
+                raise SweepError(f"benchexec failed in step {step.name} (exit code {code}); "
+                                 f"see {outdir / ('benchexec.' + step.name + '.log')}")
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return sweep

@@ -1,0 +1,1 @@
+"""Standalone tools over any result sets: compare (a CI gate), history (changepoints), calibration."""

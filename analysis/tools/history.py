@@ -1,0 +1,491 @@
+"""
+`timekit history RESULTS...`: where in a sequence of result sets did a measurement change?
+
+A result set is one benchexec invocation (all result files with the same benchmark name and
+`date`, whether given one by one or as a directory) or one sweep directory. Result sets are put
+in the order of BenchExec's `date` attribute (the invocation's start), never in argument order.
+For every run definition and input, the series of per-result-set means of one column (default
+cputime; runs that did not finish normally are left out, as in `compare`) is searched for
+changepoints with E-Divisive means (Matteson & James 2014, "A nonparametric approach for multiple
+change point analysis of multivariate data", JASA 109(505)), the method behind MongoDB's and
+Apache Otava's (Hunter's) regression detection:
+
+* the divergence of two adjacent stretches X = Z[s:tau] and Y = Z[tau:kappa] is the energy
+  statistic with alpha = 1, Q = m n / (m + n) * (2/(m n) sum|X_i - Y_j| - mean|X_i - X_k| -
+  mean|Y_j - Y_l|), maximised over tau and kappa (kappa may end before the segment does, so a
+  later change does not blur an earlier one);
+* hierarchical: the best split over all current segments is a candidate; its significance comes
+  from a permutation test (the values are permuted within each current segment, the whole search
+  is repeated on each permutation, p = (1 + #{Q_perm >= Q}) / (1 + permutations)); a significant
+  candidate becomes a changepoint and the search goes on, the first non-significant one stops it.
+
+Hunter replaced the permutation test by a t-test for speed and determinism; here the test stays
+(series of result-set means are short) and is seeded, so the output is reproducible and carries a
+p-value. A changepoint's position is the first result set after the change (Otava's convention).
+A segment has at least `min_size` (default 2) result sets: one deviating result set is an outlier,
+not a new level, and the permutation test could not tell the two apart.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from analysis.tools import compare as compare_mod
+from analysis.core.errors import UserError
+from analysis.sweep.load import load_tables
+from analysis.core import results
+from analysis.core import stats
+
+DEFAULT_COLUMN = "cputime"
+PERMUTATIONS = 999        # permutations per significance test (p resolution 0.001)
+P_THRESHOLD = 0.05        # a candidate is a changepoint when its permutation p is below this
+MIN_SIZE = 2              # result sets per segment, at least
+SEED = 0
+_BATCH_ELEMENTS = 4_000_000   # permuted distance matrices are processed in batches of this many floats
+
+
+class HistoryError(UserError):
+    """History cannot be computed from the given input (one line for the user)."""
+
+
+# --------------------------------------------------------------------------------------------
+# E-Divisive means with a permutation test
+
+
+@dataclass(frozen=True)
+class Split:
+    """One changepoint found by e_divisive: `position` is the index of the first value after it."""
+
+    position: int
+    p: float
+    q: float          # the energy statistic Q of the best (tau, kappa)
+    kappa: int        # end (exclusive) of the stretch Y the statistic compared against
+
+
+def _prefix(d):
+    """P[..., a, b] = sum of d[..., i, j] over i < a, j < b (a leading batch axis is allowed)."""
+    shape = d.shape[:-2] + (d.shape[-2] + 1, d.shape[-1] + 1)
+    p = np.zeros(shape)
+    p[..., 1:, 1:] = d.cumsum(axis=-2).cumsum(axis=-1)
+    return p
+
+
+def _candidates(s, e, min_size):
+    """Every (tau, kappa) with s + min_size <= tau and tau + min_size <= kappa <= e."""
+    taus, kappas = [], []
+    for tau in range(s + min_size, e - min_size + 1):
+        k = np.arange(tau + min_size, e + 1)
+        taus.append(np.full(k.size, tau))
+        kappas.append(k)
+    if not taus:
+        return None
+    return np.concatenate(taus), np.concatenate(kappas)
+
+
+def _q(p, s, tau, kappa):
+    """Energy statistic Q(Z[s:tau], Z[tau:kappa]; alpha=1) from prefix sums p (batch, T+1, T+1) of
+    the distance matrix; tau and kappa are arrays of candidates. Returns (batch, candidates)."""
+    m, n = tau - s, kappa - tau
+    between = p[:, tau, kappa] - p[:, s, kappa] - p[:, tau, tau] + p[:, s, tau]
+    within_x = (p[:, tau, tau] - 2 * p[:, s, tau] + p[:, s, s][:, None]) / 2     # each pair i < k once
+    within_y = (p[:, kappa, kappa] - 2 * p[:, tau, kappa] + p[:, tau, tau]) / 2
+    pairs_x, pairs_y = m * (m - 1) / 2, n * (n - 1) / 2
+    mean_x = np.divide(within_x, pairs_x, out=np.zeros_like(within_x), where=pairs_x > 0)
+    mean_y = np.divide(within_y, pairs_y, out=np.zeros_like(within_y), where=pairs_y > 0)
+    energy = 2 * between / (m * n) - mean_x - mean_y
+    return m * n / (m + n) * energy
+
+
+def _best(p, segments):
+    """Per batch entry, the largest Q over all segments and candidates: (q, tau, kappa) arrays."""
+    batch = p.shape[0]
+    best_q = np.full(batch, -np.inf)
+    best_tau = np.zeros(batch, dtype=int)
+    best_kappa = np.zeros(batch, dtype=int)
+    for s, tau, kappa in segments:
+        q = _q(p, s, tau, kappa)
+        i = np.argmax(q, axis=1)
+        qi = q[np.arange(batch), i]
+        better = qi > best_q
+        best_q = np.where(better, qi, best_q)
+        best_tau = np.where(better, tau[i], best_tau)
+        best_kappa = np.where(better, kappa[i], best_kappa)
+    return best_q, best_tau, best_kappa
+
+
+def e_divisive(values, permutations=PERMUTATIONS, p_threshold=P_THRESHOLD, min_size=MIN_SIZE, seed=SEED):
+    """Changepoints of a 1-D series by E-Divisive means (alpha = 1) with a permutation test.
+
+    Returns the significant splits in the order they were found (most pronounced first), each with
+    its permutation p. `seed` makes the permutations, and so the result, reproducible.
+    """
+    z = np.asarray(values, dtype=float).ravel()
+    if not np.isfinite(z).all():
+        raise ValueError("e_divisive: the series has NaN or infinite values")
+    if permutations < 1 or min_size < 1:
+        raise ValueError("e_divisive: permutations and min_size must be at least 1")
+    t = z.size
+    d = np.abs(z[:, None] - z[None, :])
+    rng = np.random.default_rng(seed)
+    found = []
+    while True:
+        bounds = [0] + sorted(s.position for s in found) + [t]
+        segments = [(s, *c) for s, e in zip(bounds[:-1], bounds[1:]) for c in [_candidates(s, e, min_size)] if c is not None]
+        if not segments:
+            break
+        q_obs, tau, kappa = (a[0] for a in _best(_prefix(d)[None], segments))
+        # permute within each current segment; the whole search is repeated on each permutation
+        batch = max(1, min(permutations, _BATCH_ELEMENTS // (t * t)))
+        exceed, done = 0, 0
+        tolerance = 1e-9 * abs(q_obs)   # equal statistics summed in another order
+        while done < permutations:
+            b = min(batch, permutations - done)
+            order = np.empty((b, t), dtype=int)
+            for s, e in zip(bounds[:-1], bounds[1:]):
+                order[:, s:e] = rng.permuted(np.broadcast_to(np.arange(s, e), (b, e - s)), axis=1)
+            permuted = d[order[:, :, None], order[:, None, :]]
+            q_perm = _best(_prefix(permuted), segments)[0]
+            exceed += int(np.count_nonzero(q_perm >= q_obs - tolerance))
+            done += b
+        p = (1 + exceed) / (1 + permutations)
+        if not p < p_threshold:
+            break
+        found.append(Split(int(tau), float(p), float(q_obs), int(kappa)))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# result sets in date order
+
+
+@dataclass
+class ResultSet:
+    """One benchexec invocation or one sweep, with the date it started."""
+
+    label: str
+    date: datetime.datetime
+    date_text: str
+    tables: list = field(repr=False)
+    conditions: dict = field(repr=False)
+
+
+_DATE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2})?)\s*(\S*)\s*$")
+
+
+def parse_date(table):
+    """BenchExec's `date` attribute ('2026-11-23 02:44:34 UTC') as an aware datetime. A zone
+    name like CEST says no offset, so the offset of the `starttime` attribute (ISO, same instant)
+    is used, else UTC is assumed."""
+    text = table.date
+    match = _DATE.match(text or "")
+    if not match:
+        raise HistoryError(f"{table.path}: date attribute {text!r} is not BenchExec's 'YYYY-MM-DD HH:MM:SS ZONE'; "
+                           "history orders result sets by it")
+    day, clock, zone = match.groups()
+    when = datetime.datetime.fromisoformat(f"{day}T{clock}")
+    offset = None
+    if zone.upper() in ("UTC", "GMT", "Z", ""):
+        offset = datetime.timezone.utc if zone else None
+    elif re.fullmatch(r"[+-]\d{2}:?\d{2}", zone):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = datetime.timezone(sign * datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    if offset is None:
+        try:
+            offset = datetime.datetime.fromisoformat(table.attributes.get("starttime", "")).tzinfo
+        except ValueError:
+            offset = None
+    return when.replace(tzinfo=offset or datetime.timezone.utc)
+
+
+def load_result_sets(paths, columns):
+    """Result sets of the given paths (result files, directories, sweep directories), by date."""
+    wanted = {"status", "category", *columns}
+    sweeps, invocations, seen = [], {}, set()
+    for path in map(Path, paths):
+        if not path.exists():
+            raise HistoryError(f"{path}: no such file or directory")
+        try:
+            tables, conditions, sweep = load_tables(path, wanted)
+        except results.ResultFileError as e:
+            raise HistoryError(str(e)) from None
+        if sweep is not None:
+            sweeps.append((path.name or str(path), tables, conditions))
+            continue
+        for table in tables:
+            if table.path.resolve() in seen:
+                continue
+            seen.add(table.path.resolve())
+            invocations.setdefault((table.benchmark, table.date), []).append(table)
+    sets = []
+    for label, tables, conditions in sweeps:
+        if tables:
+            first = min(tables, key=parse_date)
+            sets.append(ResultSet(label, parse_date(first), first.date, tables, conditions))
+    for (benchmark, date), tables in invocations.items():
+        tables = results.without_duplicate_blocks(tables)
+        label = tables[0].path.name if len(tables) == 1 else f"{benchmark} ({len(tables)} files)"
+        sets.append(ResultSet(label, parse_date(tables[0]), date, tables, {}))
+    sets.sort(key=lambda s: (s.date, s.label))
+    return sets
+
+
+# --------------------------------------------------------------------------------------------
+# history: series per run definition and input, and their changepoints
+
+
+@dataclass
+class Point:
+    """One result set's runs of one run definition and input."""
+
+    result_set: int       # index into History.result_sets (date order)
+    n: int
+    left_out: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass
+class Changepoint:
+    rundefinition: str
+    input: str
+    position: int         # index in the series of the first result set after the change
+    result_set: str       # its label
+    date: str             # its date attribute
+    mean_before: float    # mean of the per-result-set means from the previous changepoint on
+    mean_after: float     # ... up to the next changepoint
+    change: float         # mean_after / mean_before - 1
+    p: float
+    q: float
+
+
+@dataclass
+class Series:
+    rundefinition: str
+    input: str
+    points: list
+    changepoints: list = field(default_factory=list)
+
+
+@dataclass
+class History:
+    column: str
+    unit: str
+    result_sets: list
+    series: list
+    skipped: list
+    permutations: int
+    p_threshold: float
+    min_size: int
+    seed: int
+
+    @property
+    def changepoints(self):
+        return [c for s in self.series for c in s.changepoints]
+
+    def method(self):
+        return (f"E-Divisive means (Matteson & James 2014; energy statistic, alpha = 1; segments of at least "
+                f"{self.min_size} result sets) over the per-result-set means of {self.column}; a changepoint when "
+                f"its permutation p < {self.p_threshold} ({self.permutations} permutations within segments, seed "
+                f"{self.seed}). p per series, not corrected over the {len(self.series)} series. Position: the first "
+                "result set after the change, counted from 1 in date order (BenchExec's date attribute).")
+
+
+def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold=P_THRESHOLD,
+            min_size=MIN_SIZE, seed=SEED):
+    """Changepoints per run definition and input over the result sets in `paths`, by date."""
+    if not 0 < p_threshold < 1:
+        raise HistoryError(f"p threshold {p_threshold} is not between 0 and 1")
+    if permutations < 1 or min_size < 1:
+        raise HistoryError("permutations and minimum segment size must be at least 1")
+    sets = load_result_sets(paths, [column])
+    need = max(3, 2 * min_size)
+    if len(sets) < need:
+        raise HistoryError(f"history needs at least {need} result sets ({min_size} on each side of a change), "
+                           f"got {len(sets)} from {', '.join(map(str, paths))}")
+    tables = [t for s in sets for t in s.tables]
+    if not any(column in t.columns for t in tables):
+        available = sorted(results.load_result(tables[0].path).columns)
+        raise HistoryError(f"column '{column}' is in none of the {len(sets)} result sets; "
+                           f"{tables[0].path.name} has: {', '.join(available)}")
+    units = {t.units.get(column, "") for t in tables if column in t.columns}
+    points = {}
+    for index, result_set in enumerate(sets):
+        groups = compare_mod.groups(result_set.tables, result_set.conditions, (column,))
+        for (rundefinition, name, _), (values, left_out) in groups.items():
+            summary = stats.summarize(values)
+            if summary.n:
+                points.setdefault((rundefinition, name), []).append(
+                    Point(index, summary.n, left_out, summary.mean, summary.ci_low, summary.ci_high))
+    if not points:
+        raise HistoryError(f"no run in {', '.join(map(str, paths))} finished normally with a value for '{column}'")
+    series, skipped = [], []
+    for (rundefinition, name), pts in sorted(points.items()):
+        if len(pts) < 2 * min_size:
+            skipped.append(f"{rundefinition} / {name}: in {len(pts)} result set(s) only, too few for a changepoint")
+            continue
+        one = Series(rundefinition, name, pts)
+        means = np.array([p.mean for p in pts])
+        splits = sorted(e_divisive(means, permutations, p_threshold, min_size, seed), key=lambda s: s.position)
+        bounds = [0] + [s.position for s in splits] + [len(pts)]
+        for i, split in enumerate(splits):
+            before, after = means[bounds[i]:bounds[i + 1]].mean(), means[bounds[i + 1]:bounds[i + 2]].mean()
+            first = sets[pts[split.position].result_set]
+            one.changepoints.append(Changepoint(rundefinition, name, split.position, first.label, first.date_text,
+                                                float(before), float(after), float(after / before - 1) if before else math.nan,
+                                                split.p, split.q))
+        series.append(one)
+    if not series:
+        raise HistoryError(f"no run definition and input is in {2 * min_size} or more of the {len(sets)} result sets "
+                           "(a sweep's run definitions are named with their load level, a plain result file's are not)")
+    return History(column, "/".join(sorted(units)), sets, series, skipped, permutations, p_threshold, min_size, seed)
+
+
+# --------------------------------------------------------------------------------------------
+# output
+
+
+HEADER = ["run definition", "input", "position", "first result set after the change", "date", "mean before",
+          "mean after", "change", "p"]
+
+
+def _rows(h):
+    unit = f" {h.unit}" if h.unit else ""
+    rows = []
+    for s in h.series:
+        for c in s.changepoints:
+            rows.append([s.rundefinition, s.input, f"{c.position + 1} of {len(s.points)}", c.result_set, c.date,
+                         f"{c.mean_before:.6g}{unit}", f"{c.mean_after:.6g}{unit}", f"{100 * c.change:+.2f} %", f"{c.p:.3g}"])
+    return rows
+
+
+def _summary(h):
+    quiet = [f"{s.rundefinition} / {s.input}" for s in h.series if not s.changepoints]
+    lines = [f"{len(h.result_sets)} result sets from {h.result_sets[0].date_text} to {h.result_sets[-1].date_text}; "
+             f"{len(h.changepoints)} changepoint(s) in {len(h.series)} series."]
+    if quiet:
+        lines.append(f"No changepoint in: {', '.join(quiet)}.")
+    lines += [f"Skipped {s}." for s in h.skipped]
+    return lines
+
+
+def render(h, fmt="text"):
+    """The changepoints as a text or markdown table, or everything (series means too) as JSON."""
+    if fmt == "json":
+        return json.dumps({
+            "column": h.column, "unit": h.unit, "method": h.method(), "permutations": h.permutations,
+            "p_threshold": h.p_threshold, "min_size": h.min_size, "seed": h.seed,
+            "result_sets": [{"label": s.label, "date": s.date_text} for s in h.result_sets],
+            "series": [{"rundefinition": s.rundefinition, "input": s.input, "points": [asdict(p) for p in s.points],
+                        "changepoints": [asdict(c) for c in s.changepoints]} for s in h.series],
+            "skipped": h.skipped,
+        }, indent=2, default=str)
+    rows = _rows(h)
+    notes = "\n".join(_summary(h) + [h.method()])
+    if not rows:
+        return notes
+    table = [HEADER] + rows
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(row) + " |" for row in table]
+        lines.insert(1, "|" + "---|" * len(HEADER))
+        return "\n".join(lines) + "\n\n" + notes
+    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    return "\n".join(lines) + "\n\n" + notes
+
+
+def _scale(h):
+    """(factor, unit label) for display: seconds below 1 s are shown in ms."""
+    if h.unit != "s":
+        return 1.0, h.unit
+    means = [p.mean for s in h.series for p in s.points]
+    return (1e3, "ms") if means and np.median(means) < 1 else (1.0, "s")
+
+
+MAX_PANELS = 8
+
+
+def figure(h, max_panels=MAX_PANELS):
+    """Mean with 95 % CI per result set (date order), one panel per series, dashed lines at the
+    changepoints and the mean of each segment; series with changepoints come first."""
+    from analysis.core import plots
+
+    chosen = sorted(h.series, key=lambda s: (not s.changepoints,))[:max_panels]
+    factor, unit = _scale(h)
+    with plots.styled_figure(8.0, 1.0 + 2.3 * max(1, len(chosen))) as fig:
+        axes = fig.subplots(max(1, len(chosen)), 1, sharex=True, squeeze=False)[:, 0]
+        ticks = np.arange(len(h.result_sets))
+        for ax, s in zip(axes, chosen):
+            x = np.array([p.result_set for p in s.points])
+            mean = np.array([p.mean for p in s.points]) * factor
+            low = np.array([p.ci_low for p in s.points]) * factor
+            high = np.array([p.ci_high for p in s.points]) * factor
+            bounded = np.isfinite(low) & np.isfinite(high)
+            yerr = np.vstack([np.where(bounded, mean - low, 0), np.where(bounded, high - mean, 0)])
+            ax.errorbar(x, mean, yerr=yerr, marker="o", markersize=4, capsize=3, linewidth=1, elinewidth=1,
+                        color=plots._BAR_COLOUR, label="mean with 95 % CI")
+            bounds = [0] + [c.position for c in s.changepoints] + [len(s.points)]
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                ax.hlines(mean[a:b].mean(), x[a] - 0.3, x[b - 1] + 0.3, color="0.35", linewidth=1.2,
+                          label="segment mean" if a == 0 else None)
+            for c in s.changepoints:
+                at = (x[c.position - 1] + x[c.position]) / 2
+                ax.axvline(at, color=plots._MEAN_COLOUR, linestyle="--", linewidth=1.2)
+                ax.annotate(f"{100 * c.change:+.1f} %\np = {c.p:.3g}", xy=(at, 0.97), xycoords=("data", "axes fraction"),
+                            xytext=(4, 0), textcoords="offset points", ha="left", va="top", fontsize=8,
+                            color=plots._MEAN_COLOUR)
+            found = f"{len(s.changepoints)} changepoint(s)" if s.changepoints else "no changepoint"
+            ax.set_title(f"{s.rundefinition} / {s.input}: {found}", loc="left")
+            ax.set_ylabel(f"mean {h.column} ({unit})" if unit else f"mean {h.column}")
+        axes[0].legend(loc="lower left", frameon=False)
+        axes[-1].set_xticks(ticks)
+        every = max(1, math.ceil(len(ticks) / 6))   # dates under every k-th number only, so they cannot collide
+        axes[-1].set_xticklabels([f"{i + 1}\n{s.date_text[5:16]}" if i % every == 0 else f"{i + 1}"
+                                  for i, s in enumerate(h.result_sets)], fontsize=7)
+        axes[-1].set_xlabel("result set (number in date order; below some, its start: month-day hour:minute)")
+        if len(h.series) > len(chosen):
+            fig.suptitle(f"{len(h.series) - len(chosen)} more series without a panel (see the table)", fontsize=8)
+    return fig
+
+
+def section(h, **kwargs):
+    """The history as a report Section (table of changepoints, figure); `h` is a History or the
+    paths to compute one from (keyword arguments as for history())."""
+    from analysis.core import plots
+    from analysis.core.report import Figure, Section, Table
+
+    if not isinstance(h, History):
+        h = history(h, **kwargs)
+    out = Section(id="history", title=f"History: changepoints in {h.column} over {len(h.result_sets)} result sets",
+                  paragraphs=_summary(h) + [h.method()], warnings=list(h.skipped))
+    out.tables.append(Table(title="Changepoints", columns=HEADER, rows=_rows(h),
+                            caption="Change: mean of the per-result-set means after the changepoint over the one before."))
+    out.figures.append(Figure(title=f"{h.column} per result set over time", png=plots.to_png(figure(h)),
+                              caption="Dashed red lines: changepoints (p from the permutation test); grey: segment means."))
+    return out
+
+
+def history_command(paths, column=DEFAULT_COLUMN, format="text", plot_path=None, out=None, *,
+                    permutations=PERMUTATIONS, p_threshold=P_THRESHOLD, min_size=MIN_SIZE, seed=SEED):
+    """`timekit history`: print the changepoints, write the plot; 0 when done (bad input raises
+    HistoryError, a PipelineError, which the CLI turns into one line and exit 2)."""
+    import sys
+
+    from analysis.core import plots
+
+    h = history(paths, column, permutations, p_threshold, min_size, seed)
+    if plot_path is not None:
+        try:
+            Path(plot_path).write_bytes(plots.to_png(figure(h)))
+        except OSError as e:
+            raise HistoryError(f"{plot_path}: cannot write the plot: {e.strerror}") from None
+    print(render(h, format), file=out or sys.stdout)
+    return 0

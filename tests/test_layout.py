@@ -1,0 +1,155 @@
+"""The package's architecture holds: no import cycles, one registry, and a report rebuilt from a
+recorded sweep is the same report (content and numbers) and states the recorded machine."""
+
+import ast
+import gzip
+import json
+import platform
+from pathlib import Path
+
+import pytest
+
+from analysis import pipeline
+from analysis.core.report import write_report
+from analysis.experiments import EXPERIMENTS
+from analysis.machine import facts
+
+pytestmark = pytest.mark.unit
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDED = REPO / "tests" / "data" / "recorded-demo"
+
+
+def _imports(path, package_root):
+    """Modules of the `analysis` package a module imports (at any depth, lazily or not)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis"):
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if _module_path(candidate, package_root) else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("analysis"))
+    return {m for m in found if _module_path(m, package_root)}
+
+
+def _module_path(module, package_root):
+    base = package_root.parent / module.replace(".", "/")
+    return base.with_suffix(".py") if base.with_suffix(".py").exists() else (
+        base / "__init__.py" if (base / "__init__.py").exists() else None)
+
+
+def import_graph():
+    root = REPO / "analysis"
+    graph = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        graph[module] = _imports(path, root) - {module}
+    # the registry imports every experiment folder by discovery (importlib), not by an import statement
+    graph["analysis.experiments"] |= {m for m in graph if m.count(".") == 2 and m.startswith("analysis.experiments.")}
+    return graph
+
+
+def _cycle(graph):
+    """One import cycle as a list of modules, or None."""
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, stack)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycles_inside_analysis():
+    graph = import_graph()
+    assert len(graph) > 30
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_cycle_detection_finds_a_planted_cycle():
+    graph = import_graph()
+    graph["analysis.core.report"] = graph["analysis.core.report"] | {"analysis.pipeline"}
+    assert _cycle(graph) is not None
+
+
+LAYERS = ["analysis.core", "analysis.machine", "analysis.sweep.model", "analysis.experiments", "analysis.sweep",
+          "analysis.tools", "analysis.pipeline", "analysis.cli"]
+
+
+def _layer(module):
+    """Index of the most specific layer the module belongs to (analysis/__init__: the bottom)."""
+    matches = [(len(prefix), i) for i, prefix in enumerate(LAYERS) if module == prefix or module.startswith(prefix + ".")]
+    return max(matches)[1] if matches else 0
+
+
+def test_no_import_runs_up_a_layer():
+    """core < machine < sweep model < experiments < runner/tools < pipeline < cli."""
+    upward = [(m, i) for m, deps in import_graph().items() for i in deps
+              if m.startswith("analysis.") and _layer(i) > _layer(m)]
+    assert upward == []
+
+
+def test_every_experiment_declares_itself_once_and_its_files_follow_from_its_name():
+    assert list(EXPERIMENTS) == ["time-apis", "discipline", "core-heterogeneity", "os-microbench", "scheduling-noise",
+                                 "memory-bandwidth"]
+    for name, experiment in EXPERIMENTS.items():
+        folder = REPO / "analysis" / "experiments" / name.replace("-", "_")
+        assert folder.is_dir() and experiment.benchmark == REPO / "benchmark-defs" / f"{name}.xml"
+        assert experiment.table == REPO / "table-configs" / f"{name}.xml" and experiment.summary
+
+
+def _normalised(report):
+    def walk(x):
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items() if k not in ("generated", "created", "created_epoch")}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x.replace(str(REPO) + "/", "") if isinstance(x, str) else x
+    return walk(report)
+
+
+def _report_json(tmp_path):
+    paths = sorted(p for p in RECORDED.iterdir() if p.is_dir())
+    written = write_report(pipeline.build_report([p.relative_to(REPO) for p in paths]), tmp_path)
+    return json.loads(written["json"].read_text())
+
+
+def test_report_of_the_recorded_demo_is_unchanged(tmp_path, monkeypatch):
+    """report.before.json was written by the flat layout from the same result files; the one
+    intended change: the kernel's TSC line is labelled as recorded, not as read on this host."""
+    monkeypatch.chdir(REPO)
+    before = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))
+    after = _normalised(_report_json(tmp_path))
+    assert len(after["findings"]) == len(before["findings"]) == 42
+    assert after == before
+
+
+def test_report_states_the_recorded_machine_not_the_host_it_is_built_on(tmp_path, monkeypatch):
+    """Rebuilt on another host (faked: another name, a machine without caches, tick or TSC log),
+    the report still states the measured machine's CONFIG_HZ, caches and topology."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(platform, "node", lambda: "another-host")
+    monkeypatch.setattr(facts, "record", lambda *a, **k: facts.Facts(hostname="another-host", config_hz=1000,
+                                                                      config_hz_source="faked host"))
+    recorded = facts.Facts.from_dict(json.loads((RECORDED / "scheduling-noise" / "sweep.json").read_text())["machine"])
+    data = _report_json(tmp_path)["data"]
+    assert data["scheduling-noise"]["config_hz"] == recorded.config_hz != 1000
+    assert data["os-microbench"]["caches"] == {str(k): v for k, v in recorded.caches.items()} != {}
+    assert "faked host" not in json.dumps(data)

@@ -24,6 +24,7 @@ from pathlib import Path
 from analysis import pipeline
 from analysis.core import results
 from analysis.core.errors import UserError
+from analysis.core.lists import parse_int_list
 from analysis.core.paths import RESULTS
 from analysis.core.tasks import TaskError
 from analysis.experiments import EXPERIMENTS
@@ -44,14 +45,10 @@ EXIT_ERROR = 2
 
 def parse_loads(text):
     """'0-6' or '0,2,4' (or a mix) -> sorted distinct load levels."""
-    levels = set()
     try:
-        for part in text.split(","):
-            low, _, high = part.partition("-")
-            low, high = int(low), int(high or low)
-            if low < 0 or high < low:
-                raise ValueError
-            levels.update(range(low, high + 1))
+        levels = set(parse_int_list(text))
+        if not levels:
+            raise ValueError
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a list of load levels like 0-6 or 0,2,4") from None
     if max(levels) > 256:

@@ -11,6 +11,8 @@ import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from analysis.core.lists import parse_int_list
+
 UNKNOWN = "unknown"
 
 
@@ -242,11 +244,4 @@ def snapshot(root="/"):
 
 def _count_cpu_list(text):
     """Number of CPUs in a kernel CPU list such as '0-3,8,10-11'."""
-    count = 0
-    for part in text.split(","):
-        if "-" in part:
-            low, high = part.split("-")
-            count += int(high) - int(low) + 1
-        elif part.strip():
-            count += 1
-    return count
+    return len(parse_int_list(text))

@@ -8,21 +8,13 @@ curve. Read through `environment.Machine`, so recorded layouts of other machines
 
 from dataclasses import asdict, dataclass
 
+from analysis.core.lists import parse_int_list
 from analysis.machine.environment import Machine
 
 _SIZE_SUFFIX = {"K": 1024, "M": 1024**2, "G": 1024**3}
 
 
-def parse_cpu_list(text):
-    """CPUs of a kernel CPU list such as '0-3,8,10-11' (empty text: none)."""
-    cpus = []
-    for part in (text or "").strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        low, _, high = part.partition("-")
-        cpus.extend(range(int(low), int(high or low) + 1))
-    return cpus
+parse_cpu_list = parse_int_list  # CPUs of a kernel CPU list such as '0-3,8,10-11'
 
 
 def parse_size(text):

@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
-from analysis.machine import environment
+import pytest
+
+from analysis.core.lists import parse_int_list
+from analysis.machine import environment, settings
 
 DATA = Path(__file__).resolve().parent / "data" / "machines"
 
@@ -64,5 +67,15 @@ def test_odd_content_is_unknown_not_a_crash(tmp_path):
     assert p["load average"].value == "unknown" and p["swap"].value == "unknown"
 
 
-def test_cpu_list_counting():
-    assert environment._count_cpu_list("0-3,8,10-11") == 7
+def test_the_kernels_list_syntax():
+    assert parse_int_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
+    assert parse_int_list("") == [] and parse_int_list("5\n") == [5]
+    with pytest.raises(ValueError):
+        parse_int_list("3-1")
+
+
+def test_every_tunable_setting_is_also_checked_under_the_same_name():
+    """One description per setting: what env tune changes, env check reports."""
+    checked = {p.name for p in environment.check(DATA / "baremetal")}
+    tunable = [s.name for s in settings.SETTINGS if s.knobs]
+    assert {"SMT", "frequency governor", "turbo/boost", "ASLR", "perf sample rate"} <= set(tunable) <= checked

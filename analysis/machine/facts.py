@@ -10,7 +10,8 @@ this very host and no sweep recorded them.
 import platform
 from dataclasses import asdict, dataclass, field
 
-from analysis.machine import environment, kernel, numa, topology
+from analysis.machine import kernel, numa, topology
+from analysis.machine.reader import Machine
 
 
 @dataclass
@@ -57,7 +58,7 @@ _TSC_WORDS = ("TSC", "tsc")
 
 def record(root="/", kernel_log_path="/dev/kmsg"):
     """The facts of the machine below `root` (the live one by default)."""
-    machine = environment.Machine(root)
+    machine = Machine(root)
     hz, hz_source = kernel.kernel_hz(root)
     log = kernel.read_kernel_log(kernel_log_path) if root == "/" else None
     hardware = numa.sysfs_hardware(root)

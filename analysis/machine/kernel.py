@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from analysis.machine.environment import Machine
+from analysis.machine.reader import Machine
 
 
 def kernel_hz(root="/"):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.machine.environment import Machine
+from analysis.machine.reader import Machine
 from analysis.machine.topology import parse_cpu_list
 
 

@@ -3,13 +3,13 @@ CPU topology and caches as Linux describes them under /sys/devices/system/cpu.
 
 Experiments need it to name what they measured: which core a run was pinned to, which CPUs are
 SMT siblings of one core, which caches they share, and where the cache sizes lie on a latency
-curve. Read through `environment.Machine`, so recorded layouts of other machines can be tested.
+curve. Read through `reader.Machine`, so recorded layouts of other machines can be tested.
 """
 
 from dataclasses import asdict, dataclass
 
 from analysis.core.lists import parse_int_list
-from analysis.machine.environment import Machine
+from analysis.machine.reader import Machine
 
 _SIZE_SUFFIX = {"K": 1024, "M": 1024**2, "G": 1024**3}
 

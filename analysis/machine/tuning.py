@@ -11,10 +11,10 @@ recorded machine layout instead of this machine's /sys and /proc.
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.machine.environment import Machine
+from analysis.machine.reader import Machine
+from analysis.machine.settings import SETTINGS
 from analysis.core.paths import RESULTS
 
 STATE_FILE = RESULTS / "env-tune-state.json"
@@ -22,31 +22,6 @@ STATE_FILE = RESULTS / "env-tune-state.json"
 
 class TuneError(Exception):
     """Tuning cannot go ahead (one line for the user)."""
-
-
-@dataclass(frozen=True)
-class Knob:
-    name: str
-    paths: tuple  # glob patterns below root; every match is set
-    value: str  # what makes measurements quieter
-    why: str
-    absent: str  # what it means when no path exists
-
-
-KNOBS = (
-    Knob("SMT", ("/sys/devices/system/cpu/smt/control",), "off",
-         "sibling threads would share a core's execution units", "no SMT control file"),
-    Knob("governor", ("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor",), "performance",
-         "a fixed high clock instead of one that follows the load", "no cpufreq (the hypervisor or firmware sets the clock)"),
-    Knob("turbo", ("/sys/devices/system/cpu/intel_pstate/no_turbo",), "1",
-         "boost clocks depend on temperature and on busy cores", "no intel_pstate"),
-    Knob("boost", ("/sys/devices/system/cpu/cpufreq/boost",), "0",
-         "boost clocks depend on temperature and on busy cores", "no cpufreq boost switch"),
-    Knob("ASLR", ("/proc/sys/kernel/randomize_va_space",), "0",
-         "the same address layout in every run", "no randomize_va_space"),
-    Knob("perf sample rate", ("/proc/sys/kernel/perf_event_max_sample_rate",), "1",
-         "perf sampling interrupts stay rare (as pyperf tune does)", "no perf_event_max_sample_rate"),
-)
 
 
 def _unsettable(machine, path, value):
@@ -64,23 +39,23 @@ def _unsettable(machine, path, value):
 
 
 def plan(root="/"):
-    """[(knob, path, current, wanted)] to change, and [(knob, reason)] for knobs left alone."""
+    """[(setting, path, current, wanted)] to change, and [(setting, reason)] for knobs left alone."""
     machine = Machine(root)
     changes, left = [], []
-    for knob in KNOBS:
+    for setting, knob in ((s, k) for s in SETTINGS for k in s.knobs):
         paths = ["/" + str(p.relative_to(machine.root)) for pattern in knob.paths for p in machine.glob(pattern)]
         if not paths:
-            left.append((knob, f"not on this machine: {knob.absent}"))
+            left.append((setting, f"not on this machine: {knob.absent}"))
             continue
         for path in paths:
             reason = _unsettable(machine, path, knob.value)
             current = machine.read(path)
             if reason:
-                left.append((knob, f"{path}: {reason}"))
+                left.append((setting, f"{path}: {reason}"))
             elif current == knob.value:
-                left.append((knob, f"{path}: already {knob.value}"))
+                left.append((setting, f"{path}: already {knob.value}"))
             else:
-                changes.append((knob, path, current, knob.value))
+                changes.append((setting, path, current, knob.value))
     return changes, left
 
 

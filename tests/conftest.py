@@ -1,5 +1,7 @@
 """Shared fixtures: the built programs, and scratch directories BenchExec's container can see."""
 
+import inspect
+import re
 import shutil
 import subprocess
 import uuid
@@ -32,3 +34,26 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "unit: fast and deterministic: no benchexec, no timing (tox -e unit)")
     config.addinivalue_line("markers", "benchexec: starts the real benchexec, runexec or table-generator")
     config.addinivalue_line("markers", "timing: asserts on measured times or ratios (may need a rerun on a loaded machine)")
+
+
+_REAL_TOOLS = re.compile(r"run_isolated|benchexec\.benchexec|runexec|table-generator|table_generator|run_sweep|tables_and_report")
+
+
+def pytest_collection_modifyitems(items):
+    """Every test gets exactly one of the three markers. An explicit one wins; otherwise a test
+    that needs the built programs or a container-visible scratch directory is `benchexec` when it
+    starts BenchExec's tools and `timing` when it runs the programs itself; the rest is `unit`."""
+    for item in items:
+        if any(item.get_closest_marker(m) for m in ("unit", "benchexec", "timing")):
+            continue
+        needs_programs = {"programs", "scratch"} & set(getattr(item, "fixturenames", ()))
+        try:
+            source = inspect.getsource(item.function)
+        except (OSError, TypeError, AttributeError):
+            source = ""
+        if _REAL_TOOLS.search(source):
+            item.add_marker(pytest.mark.benchexec)
+        elif needs_programs:
+            item.add_marker(pytest.mark.timing)
+        else:
+            item.add_marker(pytest.mark.unit)

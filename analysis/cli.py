@@ -91,11 +91,13 @@ def build_parser():
         "run", help="run one experiment's sweep under benchexec",
         description=textwrap.fill(
             "Run an experiment as a sweep of benchexec invocations, each with a distinct --name and the "
-            "conditions BenchExec cannot express set around it: background busy processes outside BenchExec's "
-            "cgroups (time-apis, os-microbench, scheduling-noise, memory-bandwidth: --loads), one core at a time "
-            "(core-heterogeneity), a pinned or niced competitor (discipline). Writes sweep.json (conditions, "
-            "environment, result files) next to BenchExec's results, then tables and the report.", 78),
-        epilog="presets: " + "; ".join(f"{e.name}: {', '.join(e.presets)}" for e in EXPERIMENTS.values())
+            "conditions BenchExec cannot express set around it (background busy processes outside BenchExec's "
+            "cgroups, one core at a time, a pinned or niced competitor). Writes sweep.json (conditions, "
+            "environment, the machine's facts, result files) next to BenchExec's results, then tables and "
+            "the report.", 78),
+        epilog="experiments (what --loads/--reruns vary; presets):\n" + "\n".join(
+            f"  {e.name:<20} {e.summary}\n  {'':<20} {e.conditions}; presets: {', '.join(e.presets)}"
+            for e in EXPERIMENTS.values())
         + "\n\nexamples:\n  timekit run time-apis                      # quick: 30 runs, loads 0-2\n"
         "  timekit run time-apis --preset thesis      # 1000 runs x loads 0-6 x 4 APIs (hours)\n"
         "  timekit run time-apis --loads 0-4 --reps 100 --reruns 5\n"

@@ -1,0 +1,183 @@
+"""
+One verdict policy for every finding (docs/verdicts.md), applied by the functions here.
+
+A finding judges a claim about one quantity (a ratio, a time, a CV) on a confidence interval of it,
+never on a point estimate, and says on what unit of replication the interval rests: reruns
+(benchexec invocations, rounds) wherever there are two or more, else runs of one invocation.
+Four kinds of claim, one rule each:
+
+- at_least: "an effect of at least X" (some cores > 10 % faster). Confirmed when the whole CI lies
+  beyond X, refuted when the whole CI lies short of X, else inconclusive.
+- no_effect: "no effect", "left alone". Confirmed only by equivalence: the CI (a 90 % CI is the
+  TOST at alpha 5 %) lies inside the stated margin around the null; refuted when the whole CI lies
+  outside the margin; else inconclusive. Nothing significant is not evidence of no effect.
+- about: "about X". Confirmed when the CI lies within a factor ABOUT_FACTOR of X, refuted when it
+  lies entirely outside that band, else inconclusive. One meaning of "about" across the report.
+- direction: "A is larger than B" (ratio > 1). Confirmed when the CI excludes the null on the
+  claimed side, refuted when it excludes it on the other side, else inconclusive.
+
+A measurement on a visible grid (timer steps, TSC ticks) cannot be placed more finely than its
+step: its CI is widened by half a step on each side, and a tolerance band narrower than one step
+gives "inconclusive" with that reason.
+
+An inconclusive verdict names what would decide it: the CI half-width needed and the number of
+reruns (or runs) that would give it, assuming the half-width shrinks as 1/sqrt(M).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+ABOUT_FACTOR = 2.0  # "about X" = within a factor 2 of X
+MAX_SUGGESTED = 10_000  # beyond this many reruns/runs the claim is said to be undecidable in practice
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its confidence interval, and what the interval rests on."""
+
+    value: float
+    low: float
+    high: float
+    unit: str = "runs"  # "reruns" (invocations/rounds) or "runs" (of one invocation)
+    n: int = 0  # runs per condition (per rerun, when the unit is reruns)
+    m: int = 1  # reruns per condition
+    method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
+    grid: float = 0.0  # step of the grid the measurement sits on (0: none visible)
+    scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
+
+    def widened(self):
+        """The CI widened by half a grid step on each side."""
+        half = self.grid / 2
+        return self.low - half, self.high + half
+
+    def replication(self):
+        if self.unit == "reruns":
+            return f"unit: reruns, M = {self.m} of n = {self.n} runs"
+        return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # confirmed, refuted, inconclusive
+    evidence: str
+    implies: tuple = field(default=(-math.inf, math.inf))  # where the quantity lies if the verdict holds
+
+
+def _fmt(x, scale):
+    if not math.isfinite(x):
+        return "∞" if x > 0 else "-∞"
+    if scale == "pct":
+        return f"{x:.2%}"
+    if scale in ("", "ratio"):
+        return f"{x:.4g}"
+    return f"{x:.4g} {scale}"
+
+
+def _ci_text(est):
+    low, high = est.widened()
+    grid = f", widened by half the {_fmt(est.grid, est.scale)} grid step" if est.grid else ""
+    method = f" ({est.method})" if est.method else ""
+    return f"{_fmt(est.value, est.scale)}, CI [{_fmt(low, est.scale)}, {_fmt(high, est.scale)}]{grid}{method}; {est.replication()}"
+
+
+def _needed(est, distance):
+    """What would decide: the CI half-width must drop below `distance` (the gap between the
+    estimate and the nearest bound that would decide)."""
+    low, high = est.widened()
+    half = (high - low) / 2
+    if not (math.isfinite(half) and half > 0):
+        return "no spread to judge by"
+    if est.grid and est.grid / 2 >= distance:
+        return (f"undecidable on this grid: half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the "
+                "distance to the margin")
+    if distance <= 0:
+        return "the estimate sits on the margin: no number of repetitions decides it"
+    factor = (half / distance) ** 2
+    if est.unit == "reruns":
+        m = math.ceil(est.m * factor)
+        return (f"about M = {m} reruns would decide it" if m <= MAX_SUGGESTED
+                else "more reruns than is practical would be needed")
+    n = math.ceil(est.n * factor)
+    return (f"about n = {n} runs (or M >= 2 reruns to judge drift) would decide it" if n <= MAX_SUGGESTED
+            else "more runs than is practical would be needed")
+
+
+def at_least(est, threshold, *, larger=True):
+    """Claim: the quantity is at least `threshold` (larger=True) or at most it (larger=False)."""
+    low, high = est.widened()
+    side = ">=" if larger else "<="
+    head = f"claim: {side} {_fmt(threshold, est.scale)}; {_ci_text(est)}"
+    if (low >= threshold) if larger else (high <= threshold):
+        return Verdict("confirmed", f"{head}: the whole CI is beyond the claimed bound.",
+                       (threshold, math.inf) if larger else (-math.inf, threshold))
+    if (high < threshold) if larger else (low > threshold):
+        return Verdict("refuted", f"{head}: the whole CI is short of the claimed bound.",
+                       (-math.inf, threshold) if larger else (threshold, math.inf))
+    distance = abs(est.value - threshold)
+    return Verdict("inconclusive", f"{head}: the CI contains the bound; {_needed(est, distance)}.")
+
+
+def no_effect(est, margin, *, null=1.0):
+    """Claim: no effect, judged by equivalence within null ± margin (pass a 90 % CI for TOST at 5 %)."""
+    low, high = est.widened()
+    lo_m, hi_m = null - margin, null + margin
+    head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
+    if est.grid and est.grid >= 2 * margin:
+        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the margin.")
+    if lo_m <= low and high <= hi_m:
+        return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
+    if low > hi_m or high < lo_m:
+        return Verdict("refuted", f"{head}: the whole CI lies outside the margin.",
+                       (hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
+    distance = min(hi_m - est.value, est.value - lo_m) if lo_m <= est.value <= hi_m else \
+        min(abs(est.value - hi_m), abs(est.value - lo_m))
+    return Verdict("inconclusive", f"{head}: the CI is neither inside nor outside the margin; "
+                                   f"{_needed(est, distance)}.")
+
+
+def about(est, target, factor=ABOUT_FACTOR):
+    """Claim: the quantity is about `target`, i.e. within a factor `factor` of it."""
+    low, high = est.widened()
+    band = (target / factor, target * factor)
+    head = (f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {_fmt(band[0], est.scale)}–"
+            f"{_fmt(band[1], est.scale)}); {_ci_text(est)}")
+    if est.grid and est.grid >= band[1] - band[0]:
+        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the band.")
+    if band[0] <= low and high <= band[1]:
+        return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
+    if high < band[0] or low > band[1]:
+        return Verdict("refuted", f"{head}: the whole CI lies outside the band.",
+                       (-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
+    distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
+    return Verdict("inconclusive", f"{head}: the CI straddles the band's edge; {_needed(est, distance)}.")
+
+
+def direction(est, *, null=1.0, larger=True):
+    """Claim: the quantity is larger (or smaller) than `null`."""
+    low, high = est.widened()
+    side = ">" if larger else "<"
+    head = f"claim: {side} {_fmt(null, est.scale)}; {_ci_text(est)}"
+    if (low > null) if larger else (high < null):
+        return Verdict("confirmed", f"{head}: the CI excludes {_fmt(null, est.scale)} on the claimed side.",
+                       (null, math.inf) if larger else (-math.inf, null))
+    if (high < null) if larger else (low > null):
+        return Verdict("refuted", f"{head}: the CI excludes {_fmt(null, est.scale)} on the other side.",
+                       (-math.inf, null) if larger else (null, math.inf))
+    return Verdict("inconclusive", f"{head}: the CI contains {_fmt(null, est.scale)}; "
+                                   f"{_needed(est, abs(est.value - null))}.")
+
+
+def contradictions(judged):
+    """Pairs of verdicts on the same quantity that cannot both hold: [(claim a, claim b, why)].
+
+    `judged` is [(quantity key, claim text, Verdict)]; a verdict implies an interval for its
+    quantity (confirmed 'at least 1.1' implies [1.1, inf)); two that do not overlap contradict."""
+    found = []
+    for i, (key_a, claim_a, a) in enumerate(judged):
+        for key_b, claim_b, b in judged[i + 1:]:
+            if key_a != key_b or a.verdict == "inconclusive" or b.verdict == "inconclusive":
+                continue
+            if max(a.implies[0], b.implies[0]) > min(a.implies[1], b.implies[1]):
+                found.append((claim_a, claim_b, f"'{claim_a}' is {a.verdict} and '{claim_b}' is {b.verdict}, "
+                                                f"which cannot both hold for {key_a}"))
+    return found

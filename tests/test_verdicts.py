@@ -1,0 +1,61 @@
+"""The one verdict policy (analysis.core.verdicts), on the cases that made it necessary."""
+
+import math
+
+import pytest
+
+from analysis.core.verdicts import Estimate, about, at_least, contradictions, direction, no_effect
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_ten_percent_gap_is_inconclusive_on_a_round_level_interval_that_contains_it():
+    """Core heterogeneity: per-round ratios 0.984, 1.148, 0.986; round-level CI [0.81, 1.27]."""
+    rounds = Estimate(1.037, 0.81, 1.27, unit="reruns", n=10, m=3)
+    v = at_least(rounds, 1.10)
+    assert v.verdict == "inconclusive" and "M = 3 of n = 10" in v.evidence and "reruns would decide" in v.evidence
+    # the same data treated as 30 independent runs would have refuted it: the policy forbids that unit
+    assert at_least(Estimate(1.037, 0.99, 1.08, unit="runs", n=30), 1.10).verdict == "refuted"
+
+
+def test_no_effect_needs_equivalence_not_just_no_significance():
+    """Time-APIs 'load does not increase CPU time': CI [0.991, 1.163] is not inside ±2 %."""
+    assert no_effect(Estimate(1.07, 0.991, 1.163, unit="reruns", n=30, m=2), 0.02).verdict == "inconclusive"
+    assert no_effect(Estimate(1.001, 0.995, 1.012, unit="reruns", n=30, m=5), 0.02).verdict == "confirmed"
+    assert no_effect(Estimate(1.2, 1.1, 1.3, unit="reruns", n=30, m=5), 0.02).verdict == "refuted"
+
+
+def test_a_claimed_benefit_is_refuted_when_the_interval_excludes_any_benefit_of_that_size():
+    """'nice 19 helps' (would undo much of a 2.44x slowdown): niced/plain CI [0.988, 1.030]."""
+    v = at_least(Estimate(1.009, 0.988, 1.030, unit="reruns", n=10, m=5), 0.9, larger=False)
+    assert v.verdict == "refuted" and v.implies == (0.9, math.inf)
+
+
+def test_a_measurement_on_a_grid_is_judged_with_the_grid():
+    """CPUID;RDTSC 'about 8 ns' on a 10 ns grid: a median of 20 ns cannot be told from 15 ns."""
+    v = about(Estimate(20, 20, 20, unit="runs", n=1000, grid=10, scale="ns"), 8)
+    assert v.verdict == "inconclusive" and "grid" in v.evidence
+    assert about(Estimate(20, 20, 20, unit="runs", n=1000, grid=1, scale="ns"), 8).verdict == "refuted"
+    # 'loop about 2 cycles' at 0.96: outside a factor 2, as every other 'about' in the report
+    assert about(Estimate(0.96, 0.95, 0.97, n=1000), 2).verdict == "refuted"
+
+
+def test_direction_and_its_opposite():
+    assert direction(Estimate(1.5, 1.2, 1.8, unit="reruns", n=10, m=5)).verdict == "confirmed"
+    assert direction(Estimate(0.7, 0.6, 0.8, unit="reruns", n=10, m=5)).verdict == "refuted"
+    assert direction(Estimate(1.05, 0.95, 1.15, unit="reruns", n=10, m=5)).verdict == "inconclusive"
+
+
+def test_an_estimate_on_the_margin_says_no_repetition_decides_it():
+    v = at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10)
+    assert v.verdict == "inconclusive" and "no number of repetitions" in v.evidence
+
+
+def test_contradictory_verdicts_on_one_quantity_are_found():
+    spread = "CV same core / CV separate cores"
+    far_more = at_least(Estimate(3.0, 2.5, 3.5, unit="reruns", n=10, m=5), 2.0)  # confirmed: >= 2
+    equal = no_effect(Estimate(1.0, 0.97, 1.03, unit="reruns", n=10, m=5), 0.05)  # confirmed: 0.95..1.05
+    more = direction(Estimate(1.04, 1.01, 1.07, unit="reruns", n=10, m=5))  # confirmed: > 1, compatible with both
+    found = contradictions([(spread, "far more", far_more), (spread, "equal", equal), (spread, "more", more)])
+    assert [(a, b) for a, b, _ in found] == [("far more", "equal")]
+    assert contradictions([(spread, "far more", far_more), ("other", "equal", equal)]) == []

@@ -42,16 +42,25 @@ class Step:
     benchexec_args: list = field(default_factory=list)  # e.g. --allowedCores 1 --limitCores 1
     load_cpus: list = None  # CPUs the busy processes are pinned to (None: wherever the scheduler puts them)
     load_nice: int = 0  # niceness of the busy processes
+    order: list = None  # run definitions in the order this invocation runs them (None: the definition's)
     status: str = "pending"  # pending, done, failed
     result_files: list = field(default_factory=list)
     started: str = ""
     seconds: float = 0.0
 
 
+def rotated(items, by):
+    """`items` rotated left by `by`: rerun r starts with the (r-1)-th item, so over reruns every
+    condition runs early and late, and drift is not taken for a difference between conditions."""
+    items = list(items)
+    by = by % len(items) if items else 0
+    return items[by:] + items[:by]
+
+
 def load_steps(preset, cpus):
-    """Every load level in every rerun; reruns outermost, so drift spreads over the load levels."""
+    """Every load level in every rerun; reruns outermost, the levels' order rotated per rerun."""
     return [Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}")
-            for rerun in range(1, preset.reruns + 1) for load in preset.loads]
+            for rerun in range(1, preset.reruns + 1) for load in rotated(preset.loads, rerun - 1)]
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,9 @@ class Sweep:
         rundefinitions, skipped = experiment.available_rundefinitions()
         if not rundefinitions:
             raise SweepError(f"{experiment.name}: no run definition can run here ({'; '.join(skipped.values())})")
+        if len(rundefinitions) > 1:  # inside one invocation they run one after another: rotate them too
+            for step in steps:
+                step.order = rotated(rundefinitions, step.rerun - 1)
         return cls(
             rundefinitions=list(rundefinitions),
             skipped=skipped,

@@ -228,6 +228,24 @@ def write_sweep_benchmark(experiment, reps, outdir):
     return copy
 
 
+def order_rundefinitions(definition, order):
+    """Put the run definitions of the sweep's benchmark copy in `order` (BenchExec runs them in
+    file order), leaving everything else as it is."""
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    tree = etree.parse(str(definition), parser)
+    root = tree.getroot()
+    found = {r.get("name"): r for r in root.findall("rundefinition")}
+    if set(order) - set(found):
+        raise SweepError(f"{definition}: no run definition {', '.join(sorted(set(order) - set(found)))}")
+    anchor = root.index(root.find("rundefinition"))
+    for element in found.values():
+        root.remove(element)
+    for k, name in enumerate([n for n in order] + [n for n in found if n not in order]):
+        root.insert(anchor + k, found[name])
+    text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
+    Path(definition).write_text(text)
+
+
 def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):
     """Run (or resume) a sweep into `outdir`; returns the Sweep with every step's result files."""
     outdir = Path(outdir)
@@ -259,6 +277,8 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
     try:
         for step in pending:
             _set_aside_partial(outdir, experiment, step)
+            if step.order:
+                order_rundefinitions(outdir / experiment.benchmark.name, step.order)
             step.started, begin = now(), time.monotonic()
             code = run_step(experiment, sweep, step, outdir, progress)
             step.seconds = round(time.monotonic() - begin, 3)

@@ -124,7 +124,10 @@ static void print_numa(int node)
 {
     char line[4096], path[128];
     FILE *f = fopen("/sys/devices/system/node/online", "r");
-    if (f && fgets(line, sizeof line, f)) printf("numa-nodes=%s", line[strlen(line) - 1] == '\n' ? line : strcat(line, "\n"));
+    if (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0'; /* printed with its own line end: a full buffer has no room for one */
+        printf("numa-nodes=%s\n", line);
+    }
     if (f) fclose(f);
     snprintf(path, sizeof path, "/sys/devices/system/node/node%d/distance", node);
     f = fopen(path, "r");

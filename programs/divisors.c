@@ -31,7 +31,7 @@ static int read_number(const char *path, uint64_t *out)
         char *end;
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);
-        if (errno || end == p || *end != '\0' || v == 0) {
+        if (errno || end == p || *end != '\0' || v == 0 || *p == '-') {
             fprintf(stderr, NAME ": %s: expected one positive integer, got '%s'\n", path, p);
             fclose(f);
             return -1;
@@ -61,7 +61,11 @@ int main(int argc, char **argv)
 
     clock_t clock_start = clock();
     double cpu_start = kit_cputime();
+    /* Compiler barriers: n is unknown until after the clocks start, and count must exist before
+     * they stop, so the optimizer can neither move the work out of the timed region nor drop it. */
+    __asm__ volatile("" : "+r"(n) : : "memory");
     uint64_t count = count_divisors(n);
+    __asm__ volatile("" : : "r"(count) : "memory");
     double cpu_end = kit_cputime();
     clock_t clock_end = clock();
 

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     int rc = kit_args(argc, argv, "FILE", HAVE_CLFLUSH ? "; clflush x86" : "; clflush unavailable");
     if (rc >= 0) return rc;
     uint64_t buffer = 4194304, repeats = 8;
-    const struct param known[] = {{"buffer", &buffer, NULL}, {"repeats", &repeats, NULL}, {NULL, NULL, NULL}};
+    const struct kit_param known[] = {{"buffer", &buffer, NULL}, {"repeats", &repeats, NULL}, {NULL, NULL, NULL}};
     if (kit_read_params(argv[1], known) != 0) return 2;
 #if !HAVE_CLFLUSH
     printf("unsupported=clflush needs x86\n");
@@ -84,10 +84,10 @@ int main(int argc, char **argv)
     }
     memset(buf, 0, buffer);  /* every page mapped before the clock starts */
 
-    struct span span;
-    span_start(&span);
+    struct kit_span span;
+    kit_span_start(&span);
     stress(buf, buffer, line, repeats);
-    span_stop(&span);
+    kit_span_stop(&span);
 
     uint64_t checksum = 0, lines = 0;
     for (uint64_t i = 0; i < buffer; i++) checksum += buf[i];

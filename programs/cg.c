@@ -60,9 +60,9 @@ static int make_matrix(struct csr *a, uint64_t rows, uint64_t per_row, double sh
     uint64_t state = seed;
     for (uint64_t i = 0; i < rows; i++)
         for (uint64_t k = 0; k < per_row; k++) {
-            uint64_t j = splitmix64(&state) % rows;
+            uint64_t j = kit_splitmix64(&state) % rows;
             if (j == i) j = (j + 1) % rows;
-            (void)splitmix64(&state);
+            (void)kit_splitmix64(&state);
             a->start[i + 1]++;
             a->start[j + 1]++;
         }
@@ -70,9 +70,9 @@ static int make_matrix(struct csr *a, uint64_t rows, uint64_t per_row, double sh
     state = seed;
     for (uint64_t i = 0; i < rows; i++)
         for (uint64_t k = 0; k < per_row; k++) {
-            uint64_t j = splitmix64(&state) % rows;
+            uint64_t j = kit_splitmix64(&state) % rows;
             if (j == i) j = (j + 1) % rows;
-            double v = (double)(splitmix64(&state) >> 11) * 0x1p-53;
+            double v = (double)(kit_splitmix64(&state) >> 11) * 0x1p-53;
             uint64_t p = a->start[i] + fill[i]++, q = a->start[j] + fill[j]++;
             a->col[p] = (uint32_t)j;
             a->val[p] = v;
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     if (rc >= 0) return rc;
     uint64_t rows = 14000, per_row = 66, cg_iterations = 25, power_iterations = 2, seed = 1;
     double shift = 10;
-    const struct param known[] = {
+    const struct kit_param known[] = {
         {"rows", &rows, NULL}, {"per-row", &per_row, NULL}, {"shift", NULL, &shift},
         {"cg-iterations", &cg_iterations, NULL}, {"power-iterations", &power_iterations, NULL},
         {"seed", &seed, NULL}, {NULL, NULL, NULL},
@@ -157,12 +157,12 @@ int main(int argc, char **argv)
         return 2;
     }
     uint64_t state = ~seed;  /* the start vector: uniform in [-0.5, 0.5), normalised */
-    for (uint64_t i = 0; i < rows; i++) x[i] = (double)(splitmix64(&state) >> 11) * 0x1p-53 - 0.5;
+    for (uint64_t i = 0; i < rows; i++) x[i] = (double)(kit_splitmix64(&state) >> 11) * 0x1p-53 - 0.5;
     double norm0 = sqrt(dot(x, x, rows));
     for (uint64_t i = 0; i < rows; i++) x[i] /= norm0;
 
-    struct span span;
-    span_start(&span);
+    struct kit_span span;
+    kit_span_start(&span);
     double zeta = 0, residual = 0;
     for (uint64_t it = 0; it < power_iterations; it++) {
         residual = conjugate_gradient(&a, x, z, r, p, q, cg_iterations);
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         double norm = sqrt(dot(z, z, rows));
         for (uint64_t i = 0; i < rows; i++) x[i] = z[i] / norm;
     }
-    span_stop(&span);
+    kit_span_stop(&span);
 
     uint64_t nnz = a.nnz + rows;
     printf("workload=" NAME "\n");

@@ -10,36 +10,29 @@
  * Usage: divisors FILE   (FILE holds the number; lines starting with '#' are comments)
  *        divisors --version
  */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
+#define _GNU_SOURCE
 #include <inttypes.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "buildinfo.h"
+#define NAME "divisors"
+#include "kit.h"
 
 static int read_number(const char *path, uint64_t *out)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "divisors: cannot open %s: %s\n", path, strerror(errno));
+        fprintf(stderr, NAME ": cannot open %s: %s\n", path, strerror(errno));
         return -1;
     }
     char line[256];
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == '#' || *p == '\n' || *p == '\0') continue;
+        char *p = kit_trim(line);
+        if (*p == '#' || *p == '\0') continue;
         char *end;
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);
-        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n') end++;
-        if (errno || end == p || *end != '\0' || v == 0) {
-            fprintf(stderr, "divisors: %s: expected one positive integer, got '%s'\n", path, p);
+        if (errno || end == p || *end != '\0' || v == 0 || *p == '-') {
+            fprintf(stderr, NAME ": %s: expected one positive integer, got '%s'\n", path, p);
             fclose(f);
             return -1;
         }
@@ -47,15 +40,8 @@ static int read_number(const char *path, uint64_t *out)
         found = 1;
     }
     fclose(f);
-    if (!found) fprintf(stderr, "divisors: %s: no number found\n", path);
+    if (!found) fprintf(stderr, NAME ": %s: no number found\n", path);
     return found ? 0 : -1;
-}
-
-static double cputime_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static uint64_t count_divisors(uint64_t n)
@@ -68,21 +54,19 @@ static uint64_t count_divisors(uint64_t n)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf("divisors %s (%s; %s; uint64_t)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: divisors FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "FILE", "; uint64_t");
+    if (rc >= 0) return rc;
     uint64_t n;
     if (read_number(argv[1], &n) != 0) return 2;
 
     clock_t clock_start = clock();
-    double cpu_start = cputime_now();
+    double cpu_start = kit_cputime();
+    /* Compiler barriers: n is unknown until after the clocks start, and count must exist before
+     * they stop, so the optimizer can neither move the work out of the timed region nor drop it. */
+    __asm__ volatile("" : "+r"(n) : : "memory");
     uint64_t count = count_divisors(n);
-    double cpu_end = cputime_now();
+    __asm__ volatile("" : : "r"(count) : "memory");
+    double cpu_end = kit_cputime();
     clock_t clock_end = clock();
 
     printf("input=%" PRIu64 "\n", n);

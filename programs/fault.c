@@ -6,27 +6,20 @@
  * abort, kill (the matching signal), oom (allocates until the memory limit stops it), hang (spins
  * until the time limit stops it).
  */
+#define _GNU_SOURCE
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "buildinfo.h"
+#define NAME "fault"
+#include "kit.h"
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf("fault %s (%s; %s)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: fault FILE (holding ok, exit, segv, abort, kill, oom or hang)\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "FILE (holding ok, exit, segv, abort, kill, oom or hang)", "");
+    if (rc >= 0) return rc;
     FILE *in = fopen(argv[1], "r");
     char word[16] = "";
     if (!in || fscanf(in, "%15s", word) != 1) {
-        fprintf(stderr, "fault: cannot read a word from %s\n", argv[1]);
+        fprintf(stderr, NAME ": cannot read a word from %s\n", argv[1]);
         return 2;
     }
     fclose(in);
@@ -49,6 +42,6 @@ int main(int argc, char **argv)
         volatile unsigned long spin = 0;
         for (;;) spin++;
     }
-    fprintf(stderr, "fault: unknown fault '%s'\n", word);
+    fprintf(stderr, NAME ": unknown fault '%s'\n", word);
     return 2;
 }

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     int rc = kit_args(argc, argv, "FILE", "");
     if (rc >= 0) return rc;
     uint64_t n = 4194304, max_key = 65536, iterations = 10, seed = 1;
-    const struct param known[] = {
+    const struct kit_param known[] = {
         {"keys", &n, NULL}, {"max-key", &max_key, NULL}, {"iterations", &iterations, NULL},
         {"seed", &seed, NULL}, {NULL, NULL, NULL},
     };
@@ -54,18 +54,18 @@ int main(int argc, char **argv)
     uint64_t state = seed;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t sum = 0;
-        for (int j = 0; j < 4; j++) sum += splitmix64(&state) % max_key;
+        for (int j = 0; j < 4; j++) sum += kit_splitmix64(&state) % max_key;
         key[i] = (uint32_t)(sum / 4);
     }
 
-    struct span span;
-    span_start(&span);
+    struct kit_span span;
+    kit_span_start(&span);
     for (uint64_t it = 1; it <= iterations; it++) {
         key[it] = (uint32_t)it;
         key[it + iterations] = (uint32_t)(max_key - it);
         rank_keys(key, n, rank, max_key);
     }
-    span_stop(&span);
+    kit_span_stop(&span);
 
     /* the full sort from the last ranks, then its verification */
     for (uint64_t i = 0; i < n; i++) sorted[rank[key[i]]++] = key[i];

@@ -42,17 +42,11 @@
  * one key per point index NN: lat-bytes-NN, lat-median-ns-NN, ...; bw-bytes-NN, ...
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -60,7 +54,6 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -68,7 +61,8 @@
 #include <x86intrin.h>
 #endif
 
-#include "buildinfo.h"
+#define NAME "osbench"
+#include "kit.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define OPAQUE __attribute__((noinline, noipa))
@@ -88,7 +82,7 @@ static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "osbench: ");
+    fprintf(stderr, NAME ": ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -138,7 +132,8 @@ static const struct measure measures[] = {
 };
 #define N_MEASURES (sizeof measures / sizeof measures[0])
 
-static long long parse_number(const char *key, const char *text)
+/* a count or size: digits, optionally K, M or G (KiB, MiB, GiB); -1 if it is none */
+static long long parse_number(const char *text)
 {
     char *end;
     errno = 0;
@@ -148,54 +143,53 @@ static long long parse_number(const char *key, const char *text)
     else if (*end == 'M') factor = MiB, end++;
     else if (*end == 'G') factor = 1024 * MiB, end++;
     if (factor > 1 && (*end == 'i' && end[1] == 'B')) end += 2;
-    if (errno || end == text || *end != '\0' || v < 0 || v > LLONG_MAX / factor)
-        die("%s: expected a non-negative integer (optionally with K, M or G) for '%s'", text, key);
+    if (errno || end == text || *end != '\0' || v < 0 || v > LLONG_MAX / factor) return -1;
     return v * factor;
+}
+
+/* what a parameter file says: the measurement's name and the keys it gives (-2: not given) */
+struct given {
+    char measure[64];
+    long long value[P_COUNT];
+};
+
+static int set_param(void *ctx, const char *where, const char *key, const char *value)
+{
+    struct given *g = ctx;
+    if (strcmp(key, "measure") == 0) {
+        snprintf(g->measure, sizeof g->measure, "%s", value);
+        return 0;
+    }
+    int k;
+    for (k = 0; k < P_COUNT; k++)
+        if (strcmp(key, param_names[k]) == 0) break;
+    if (k == P_COUNT) {
+        fprintf(stderr, NAME ": %s: unknown key '%s'\n", where, key);
+        return -1;
+    }
+    if ((g->value[k] = parse_number(value)) < 0) {
+        fprintf(stderr, NAME ": %s: expected a non-negative integer (optionally with K, M or G) for '%s', got '%s'\n", where,
+                key, value);
+        return -1;
+    }
+    return 0;
 }
 
 static const struct measure *read_params(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) die("cannot open %s: %s", path, strerror(errno));
-    char line[512], measure[64] = "";
-    long long given[P_COUNT];
-    for (int i = 0; i < P_COUNT; i++) given[i] = -2;
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line + strspn(line, " \t");
-        p[strcspn(p, "#\r\n")] = '\0';
-        char *end = p + strlen(p);
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
-        if (!*p) continue;
-        char *eq = strchr(p, '=');
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
-        if (!eq) die("%s: expected key=value, got '%s'", where, p);
-        *eq = '\0';
-        char *key = p, *value = eq + 1;
-        key[strcspn(key, " \t")] = '\0';
-        value += strspn(value, " \t");
-        if (strcmp(key, "measure") == 0) {
-            snprintf(measure, sizeof measure, "%s", value);
-            continue;
-        }
-        int k;
-        for (k = 0; k < P_COUNT; k++)
-            if (strcmp(key, param_names[k]) == 0) break;
-        if (k == P_COUNT) die("%s: unknown key '%s'", where, key);
-        given[k] = parse_number(key, value);
-    }
-    fclose(f);
+    struct given given = {.measure = ""};
+    for (int i = 0; i < P_COUNT; i++) given.value[i] = -2;
+    if (kit_read_lines(path, set_param, &given) != 0) exit(2); /* it has said why */
+    const char *measure = given.measure;
     const struct measure *m = NULL;
     for (size_t i = 0; i < N_MEASURES; i++)
         if (strcmp(measure, measures[i].name) == 0) m = &measures[i];
     if (!m) die("%s: 'measure=' must name a measurement (timer, loop, call, syscall, process, thread, "
                 "ctxsw-process, ctxsw-thread, mem-latency, mem-bandwidth, page-fault), got '%s'", path, measure);
     for (int k = 0; k < P_COUNT; k++) {
-        if (given[k] != -2 && m->defaults[k] == UNUSED)
+        if (given.value[k] != -2 && m->defaults[k] == UNUSED)
             die("%s: measure=%s does not use key '%s'", path, m->name, param_names[k]);
-        param[k] = given[k] != -2 ? given[k] : m->defaults[k];
+        param[k] = given.value[k] != -2 ? given.value[k] : m->defaults[k];
     }
     if (param[P_SAMPLES] < 1) die("%s: samples must be at least 1", path);
     for (int k = 0; k < P_COUNT; k++)
@@ -219,13 +213,6 @@ typedef struct {
     unsigned cpu;
 } stamp_t;
 
-static uint64_t mono_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline stamp_t stamp(void)
 {
     stamp_t s;
@@ -239,7 +226,7 @@ static inline stamp_t stamp(void)
         return s;
     }
 #endif
-    s.t = mono_ns(CLOCK_MONOTONIC);
+    s.t = kit_ns(CLOCK_MONOTONIC);
     s.cpu = (unsigned)sched_getcpu();
     return s;
 }
@@ -250,28 +237,6 @@ static double since(stamp_t a, stamp_t b)
     regions++;
     if (a.cpu != b.cpu) migrations++;
     return (double)(b.t - a.t) / ticks_per_ns;
-}
-
-static int cpuinfo_has(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return 0;
-    static char line[8192];
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5) != 0) continue;
-        for (char *tok = strtok(strchr(line, ':') ? strchr(line, ':') + 1 : line, " \t\n"); tok; tok = strtok(NULL, " \t\n"))
-            if (strcmp(tok, flag) == 0) found = 1;
-        break;
-    }
-    fclose(f);
-    return found;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* percentile q of sorted v (linear interpolation, as numpy's default) */
@@ -285,29 +250,9 @@ static double pct(const double *v, int n, double q)
 
 static double median_of(double *v, int n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, kit_cmp_double);
     return pct(v, n, 0.5);
 }
-
-#if defined(__x86_64__)
-static double calibrate_tsc(void)
-{
-    /* 5 windows of 20 ms: TSC ticks against CLOCK_MONOTONIC_RAW ns, each clock read bracketed */
-    double rate[5];
-    for (int r = 0; r < 5; r++) {
-        uint64_t n0 = mono_ns(CLOCK_MONOTONIC_RAW), c0 = __rdtsc(), n1 = mono_ns(CLOCK_MONOTONIC_RAW);
-        while (mono_ns(CLOCK_MONOTONIC_RAW) - n0 < 20000000u) {
-        }
-        uint64_t n2 = mono_ns(CLOCK_MONOTONIC_RAW), c1 = __rdtsc(), n3 = mono_ns(CLOCK_MONOTONIC_RAW);
-        rate[r] = (double)(c1 - c0) / ((double)(n2 + n3) / 2 - (double)(n0 + n1) / 2);
-    }
-    double spread[5];
-    memcpy(spread, rate, sizeof rate);
-    qsort(spread, 5, sizeof *spread, cmp_double);
-    printf("tsc-calibration-spread-ppm=%.3f\n", (spread[4] - spread[0]) / spread[2] * 1e6);
-    return spread[2];
-}
-#endif
 
 /* n iterations of 8 dependent adds: 8 core cycles per iteration whatever the TSC rate */
 static OPAQUE uint64_t add_chain(uint64_t n)
@@ -343,11 +288,15 @@ static void add_samples(double *out, int n)
 
 static void setup_time(void)
 {
-    int invariant = cpuinfo_has("constant_tsc") && cpuinfo_has("nonstop_tsc");
+    int invariant = kit_cpuinfo_has("constant_tsc") && kit_cpuinfo_has("nonstop_tsc");
 #if defined(__x86_64__)
-    int rdtscp = cpuinfo_has("rdtscp");
+    int rdtscp = kit_cpuinfo_has("rdtscp");
     use_tsc = invariant && rdtscp && param[P_USE_TSC] > 0;
-    if (use_tsc) ticks_per_ns = calibrate_tsc();
+    if (use_tsc) {
+        double spread;
+        ticks_per_ns = kit_calibrate_tsc(5, 20, &spread); /* 5 windows of 20 ms */
+        printf("tsc-calibration-spread-ppm=%.3f\n", spread);
+    }
     printf("tsc-invariant=%d\nrdtscp=%d\n", invariant, rdtscp);
     if (!use_tsc)
         printf("tsc-note=%s: clock_gettime(CLOCK_MONOTONIC) times every region; TSC patterns not measured\n",
@@ -370,7 +319,7 @@ static void setup_time(void)
 /* V-median-U, V-p10-U, V-p90-U, V-min-U, V-n; sorts v */
 static void emit(const char *variant, const char *unit, double *v, int n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, kit_cmp_double);
     const char *fmt = strcmp(unit, "ns") == 0 ? "%s-%s-%s=%.4f\n" : "%s-%s-%s=%.3f\n";
     printf(fmt, variant, "median", unit, pct(v, n, 0.5));
     printf(fmt, variant, "p10", unit, pct(v, n, 0.1));
@@ -1003,7 +952,7 @@ static void m_latency(void)
             v[s] = since(a, b) / (double)loads;
         }
         sink += (uintptr_t)p;
-        qsort(v, samples, sizeof *v, cmp_double);
+        qsort(v, samples, sizeof *v, kit_cmp_double);
         printf("lat-bytes-%02d=%lld\n", i, points[i]);
         printf("lat-median-ns-%02d=%.4f\nlat-p10-ns-%02d=%.4f\nlat-p90-ns-%02d=%.4f\n", i, pct(v, (int)samples, 0.5), i,
                pct(v, (int)samples, 0.1), i, pct(v, (int)samples, 0.9));
@@ -1110,8 +1059,8 @@ static void m_bandwidth(void)
             wr[s] = bytes / since(a, b);
         }
         sink += (uint64_t)buf[size - 1];
-        qsort(rd, samples, sizeof *rd, cmp_double);
-        qsort(wr, samples, sizeof *wr, cmp_double);
+        qsort(rd, samples, sizeof *rd, kit_cmp_double);
+        qsort(wr, samples, sizeof *wr, kit_cmp_double);
         int ns = (int)samples;
         printf("bw-bytes-%02d=%zu\n", i, size);
         printf("bw-read-median-gbs-%02d=%.3f\nbw-read-p10-gbs-%02d=%.3f\nbw-read-p90-gbs-%02d=%.3f\n", i, pct(rd, ns, 0.5), i,
@@ -1217,7 +1166,7 @@ static void m_pagefault(void)
         emit(key, "ns", ns[k], (int)samples);
         snprintf(key, sizeof key, "%s-fault", kinds[k]);
         emit(key, "ns", per_fault[k], (int)samples);
-        qsort(fpp[k], samples, sizeof *fpp[k], cmp_double);
+        qsort(fpp[k], samples, sizeof *fpp[k], kit_cmp_double);
         printf("%s-faults-per-page=%.4f\n", kinds[k], pct(fpp[k], (int)samples, 0.5));
     }
     emit_main("anon-write-page", "ns", ns[0], (int)samples);
@@ -1246,14 +1195,8 @@ static void pin(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        printf("osbench %s (%s; %s)\n", KIT_VERSION, KIT_COMPILER, KIT_CFLAGS);
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: osbench FILE | --version\n");
-        return 2;
-    }
+    int rc = kit_args(argc, argv, "FILE", "");
+    if (rc >= 0) return rc;
     const struct measure *m = read_params(argv[1]);
     printf("measure=%s\n", m->name);
     pin();

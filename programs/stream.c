@@ -42,7 +42,7 @@ struct params {
     double llc_bytes; /* 0: from /sys */
 };
 
-static int set_param(void *ctx, const char *key, const char *value)
+static int set_param(void *ctx, const char *where, const char *key, const char *value)
 {
     struct params *p = ctx;
     char *end;
@@ -54,7 +54,7 @@ static int set_param(void *ctx, const char *key, const char *value)
     else if (ok && !strcmp(key, "scalar") && v != 0) p->scalar = v;
     else if (ok && !strcmp(key, "array-mib") && v > 0) p->array_mib = v;
     else if (ok && !strcmp(key, "llc-bytes") && v > 0) p->llc_bytes = v;
-    else return -1;
+    else return kit_refuse(where, key, value);
     return 0;
 }
 
@@ -124,7 +124,10 @@ static void print_numa(int node)
 {
     char line[4096], path[128];
     FILE *f = fopen("/sys/devices/system/node/online", "r");
-    if (f && fgets(line, sizeof line, f)) printf("numa-nodes=%s", line[strlen(line) - 1] == '\n' ? line : strcat(line, "\n"));
+    if (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0'; /* printed with its own line end: a full buffer has no room for one */
+        printf("numa-nodes=%s\n", line);
+    }
     if (f) fclose(f);
     snprintf(path, sizeof path, "/sys/devices/system/node/node%d/distance", node);
     f = fopen(path, "r");
@@ -153,8 +156,8 @@ int main(int argc, char **argv)
     int rc = kit_args(argc, argv, "PARAMETER-FILE", "; 1 thread, double");
     if (rc >= 0) return rc;
     struct params p = {.trials = 10, .llc_factor = 4, .scalar = 3, .array_mib = 0, .llc_bytes = 0};
-    if (kit_read_lines(argv[1], 512, set_param, &p)) return 2;
-    double start_all = now();
+    if (kit_read_lines(argv[1], set_param, &p)) return 2;
+    double start_all = kit_now();
 
     int cpu = sched_getcpu();
     unsigned int cpu_u = 0, cpu_node = 0;
@@ -166,31 +169,31 @@ int main(int argc, char **argv)
         bytes = (size_t)(p.array_mib * 1048576.0);
     } else {
         if (llc <= 0) {
-            fprintf(stderr, "stream: /sys does not give the last-level cache size; set llc-bytes or array-mib\n");
+            fprintf(stderr, NAME ": /sys does not give the last-level cache size; set llc-bytes or array-mib\n");
             return 2;
         }
         bytes = (size_t)(p.llc_factor * (double)llc);
     }
     size_t n = bytes / sizeof(double);
     if (n < 1024) {
-        fprintf(stderr, "stream: arrays of %zu elements are too small\n", n);
+        fprintf(stderr, NAME ": arrays of %zu elements are too small\n", n);
         return 2;
     }
     n = (n + 7) & ~(size_t)7;
     double *a, *b, *c;
     if (posix_memalign((void **)&a, 64, n * sizeof(double)) || posix_memalign((void **)&b, 64, n * sizeof(double)) ||
         posix_memalign((void **)&c, 64, n * sizeof(double))) {
-        fprintf(stderr, "stream: cannot allocate 3 arrays of %zu bytes\n", n * sizeof(double));
+        fprintf(stderr, NAME ": cannot allocate 3 arrays of %zu bytes\n", n * sizeof(double));
         return 3;
     }
     /* first touch by the measuring thread: the pages land on the node its policy says */
-    double start_init = now();
+    double start_init = kit_now();
     for (size_t j = 0; j < n; j++) {
         a[j] = 1.0;
         b[j] = 2.0;
         c[j] = 0.0;
     }
-    double init_time = now() - start_init;
+    double init_time = kit_now() - start_init;
     int mem_node = node_of(a + n / 2);
     int mem_node_b = node_of(b + n / 2), mem_node_c = node_of(c + n / 2);
     if (mem_node_b != mem_node || mem_node_c != mem_node) mem_node = -2; /* mixed */
@@ -203,15 +206,15 @@ int main(int argc, char **argv)
     }
     for (long trial = 0; trial < p.trials; trial++) {
         double t[KERNELS + 1];
-        t[0] = now();
+        t[0] = kit_now();
         for (size_t j = 0; j < n; j++) c[j] = a[j];
-        t[1] = now();
+        t[1] = kit_now();
         for (size_t j = 0; j < n; j++) b[j] = q * c[j];
-        t[2] = now();
+        t[2] = kit_now();
         for (size_t j = 0; j < n; j++) c[j] = a[j] + b[j];
-        t[3] = now();
+        t[3] = kit_now();
         for (size_t j = 0; j < n; j++) a[j] = b[j] + q * c[j];
-        t[4] = now();
+        t[4] = kit_now();
         if (trial == 0) continue;
         for (int k = 0; k < KERNELS; k++) {
             double dt = t[k + 1] - t[k];
@@ -251,12 +254,12 @@ int main(int argc, char **argv)
     printf("max-relative-error=%.3g\n", err);
     printf("checksum-ok=%d\n", ok);
     printf("init-time=%.3fs\n", init_time);
-    printf("total-time=%.3fs\n", now() - start_all);
+    printf("total-time=%.3fs\n", kit_now() - start_all);
     free(a);
     free(b);
     free(c);
     if (!ok) {
-        fprintf(stderr, "stream: results differ from the expected values (relative error %.3g)\n", err);
+        fprintf(stderr, NAME ": results differ from the expected values (relative error %.3g)\n", err);
         return 1;
     }
     return 0;

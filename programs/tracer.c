@@ -46,20 +46,6 @@
 #define NAME "tracer"
 #include "kit.h"
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-static inline uint64_t ticks(void) { return __rdtsc(); }
-#define TICK_SOURCE "tsc"
-#else
-static inline uint64_t ticks(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-#define TICK_SOURCE "clock_gettime"
-#endif
-
 #define MAX_GAPS (1u << 20)
 
 /* ------------------------------------------------------------------------------------------ */
@@ -110,9 +96,9 @@ static int number(const char *value, double *out)
     return (errno || end == value || *end) ? -1 : 0;
 }
 
-static int set_param(void *ctx, const char *key, const char *value)
+/* 0 if the pair is known and its value in range, else -1 */
+static int take_param(struct params *p, const char *key, const char *value)
 {
-    struct params *p = ctx;
     double v;
     if (!strcmp(key, "mode")) {
         if (strcmp(value, "trace") && strcmp(value, "context-switch") && strcmp(value, "replay")) return -1;
@@ -135,11 +121,16 @@ static int set_param(void *ctx, const char *key, const char *value)
     return 0;
 }
 
+static int set_param(void *ctx, const char *where, const char *key, const char *value)
+{
+    return take_param(ctx, key, value) ? kit_refuse(where, key, value) : 0;
+}
+
 static int read_params(const char *path, struct params *p)
 {
-    if (kit_read_lines(path, 1024, set_param, p)) return -1;
+    if (kit_read_lines(path, set_param, p)) return -1;
     if (!strcmp(p->mode, "replay") && (!p->replay_file[0] || p->tsc_hz <= 0)) {
-        fprintf(stderr, "tracer: %s: mode=replay needs replay-file and tsc-hz\n", path);
+        fprintf(stderr, NAME ": %s: mode=replay needs replay-file and tsc-hz\n", path);
         return -1;
     }
     return 0;
@@ -174,10 +165,10 @@ static inline void observe(struct trace *t, uint64_t prev, uint64_t now)
 /* trace until the TSC passes `until` */
 static void trace_live(struct trace *t, uint64_t until)
 {
-    uint64_t prev = ticks(), now, reads = 0;
+    uint64_t prev = kit_ticks(), now, reads = 0;
     t->start = prev;
     do {
-        now = ticks();
+        now = kit_ticks();
         observe(t, prev, now);
         prev = now;
         reads++;
@@ -210,7 +201,7 @@ static void calibrate(const uint64_t *stamps, size_t count, double factor, struc
     size_t n = count - 1;
     uint64_t *d = malloc(n * sizeof *d);
     if (!d) {
-        perror("tracer: malloc");
+        perror(NAME ": malloc");
         exit(3);
     }
     for (size_t i = 0; i < n; i++) d[i] = stamps[i + 1] - stamps[i];
@@ -227,11 +218,11 @@ static void calibrate_live(long reads, double factor, struct calibration *c)
 {
     uint64_t *stamps = malloc((size_t)reads * sizeof *stamps);
     if (!stamps) {
-        perror("tracer: malloc");
+        perror(NAME ": malloc");
         exit(3);
     }
     memset(stamps, 0, (size_t)reads * sizeof *stamps); /* fault the pages in before reading */
-    for (long i = 0; i < reads; i++) stamps[i] = ticks();
+    for (long i = 0; i < reads; i++) stamps[i] = kit_ticks();
     calibrate(stamps, (size_t)reads, factor, c);
     free(stamps);
 }
@@ -394,47 +385,6 @@ static void print_summary(const struct trace *t, const struct calibration *c, do
 /* ------------------------------------------------------------------------------------------ */
 /* machine facts: TSC frequency, kernel's value, invariance, core clock */
 
-static double raw_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* a (tick, CLOCK_MONOTONIC_RAW) pair: the clock read bracketed by two tick reads, narrowest of 9 */
-static void clock_pair(uint64_t *tick, double *seconds)
-{
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 9; i++) {
-        uint64_t a = ticks();
-        double s = raw_seconds();
-        uint64_t b = ticks();
-        if (b - a < best) {
-            best = b - a;
-            *tick = a + (b - a) / 2;
-            *seconds = s;
-        }
-    }
-}
-
-static int cpuinfo_flag(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return -1;
-    char line[8192];
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5)) continue;
-        char *tok, *save;
-        for (tok = strtok_r(strchr(line, ':') ? strchr(line, ':') + 1 : line, " \n", &save); tok;
-             tok = strtok_r(NULL, " \n", &save))
-            if (!strcmp(tok, flag)) found = 1;
-        break;
-    }
-    fclose(f);
-    return found;
-}
-
 static double cpuinfo_mhz(int cpu)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -504,13 +454,13 @@ static double core_clock_hz(long adds, double tsc_hz)
     if (loops < 1) loops = 1;
     for (int trial = 0; trial < 20; trial++) {
         uint64_t x = (uint64_t)trial;
-        uint64_t a = ticks();
+        uint64_t a = kit_ticks();
         for (long i = 0; i < loops; i++) {
 #define ADD1 x += 1; __asm__ volatile("" : "+r"(x));
 #define ADD10 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1
             ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10
         }
-        uint64_t b = ticks();
+        uint64_t b = kit_ticks();
         if (x != (uint64_t)trial + (uint64_t)loops * 100) return NAN;
         double hz = (double)loops * 100 / ((double)(b - a) / tsc_hz);
         if (hz > best) best = hz;
@@ -541,7 +491,7 @@ static FILE *open_periods(const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "tracer: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, NAME ": cannot write %s: %s\n", path, strerror(errno));
         return NULL;
     }
     fprintf(f, "process,kind,index,start_cycles,duration_cycles,start_ms,duration_ms\n");
@@ -552,7 +502,7 @@ static void *shared_alloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        perror("tracer: mmap");
+        perror(NAME ": mmap");
         exit(3);
     }
     memset(p, 0, bytes); /* fault in now, not while tracing */
@@ -630,19 +580,13 @@ static void collect_switches(const struct trace *self, const struct trace *other
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int pin(int cpu)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set)) {
-        fprintf(stderr, "tracer: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+        fprintf(stderr, NAME ": cannot pin to CPU %d: %s\n", cpu, strerror(errno));
         return -1;
     }
     return 0;
@@ -654,19 +598,19 @@ static int run_replay(const struct params *p)
 {
     FILE *f = fopen(p->replay_file, "r");
     if (!f) {
-        fprintf(stderr, "tracer: cannot open %s: %s\n", p->replay_file, strerror(errno));
+        fprintf(stderr, NAME ": cannot open %s: %s\n", p->replay_file, strerror(errno));
         return 2;
     }
     size_t cap = 1 << 16, count = 0;
     uint64_t *stamps = malloc(cap * sizeof *stamps);
     char line[128];
     while (stamps && fgets(line, sizeof line, f)) {
-        char *s = trim(line), *end;
+        char *s = kit_trim(line), *end;
         if (!*s || *s == '#') continue;
         errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
         if (errno || end == s || *end || (count && v < stamps[count - 1])) {
-            fprintf(stderr, "tracer: %s: expected increasing tick counts, got '%s'\n", p->replay_file, s);
+            fprintf(stderr, NAME ": %s: expected increasing tick counts, got '%s'\n", p->replay_file, s);
             fclose(f);
             free(stamps);
             return 2;
@@ -676,12 +620,12 @@ static int run_replay(const struct params *p)
     }
     fclose(f);
     if (!stamps) {
-        perror("tracer: malloc");
+        perror(NAME ": malloc");
         return 3;
     }
     size_t cal = (size_t)p->calibration_reads;
     if (count < cal + 2) {
-        fprintf(stderr, "tracer: %s: %zu tick counts, need more than calibration-reads=%zu\n", p->replay_file, count, cal);
+        fprintf(stderr, NAME ": %s: %zu tick counts, need more than calibration-reads=%zu\n", p->replay_file, count, cal);
         free(stamps);
         return 2;
     }
@@ -717,23 +661,18 @@ static int run_live(const struct params *p)
     trace_init(&parent, c.threshold);
     if (cs) trace_init(child, c.threshold);
 
-    uint64_t tick0, tick1;
-    double sec0, sec1;
-    clock_pair(&tick0, &sec0);
+    uint64_t tick0, ns0, tick1, ns1;
+    kit_tick_pair(&tick0, &ns0);
     /* the deadline in ticks needs the frequency: a first estimate over 20 ms of spinning */
-    double rough_hz;
-    do {
-        clock_pair(&tick1, &sec1);
-    } while (sec1 - sec0 < 0.02);
-    rough_hz = (double)(tick1 - tick0) / (sec1 - sec0);
-    uint64_t until = ticks() + (uint64_t)(p->duration_ms * 1e-3 * rough_hz);
+    double rough_hz = kit_calibrate_tsc(1, 20, NULL) * 1e9;
+    uint64_t until = kit_ticks() + (uint64_t)(p->duration_ms * 1e-3 * rough_hz);
 
     pid_t pid = -1;
     if (cs) {
         fflush(stdout);
         pid = fork();
         if (pid < 0) {
-            perror("tracer: fork");
+            perror(NAME ": fork");
             return 3;
         }
         if (pid == 0) {
@@ -745,16 +684,16 @@ static int run_live(const struct params *p)
     if (cs) {
         int status;
         if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-            fprintf(stderr, "tracer: the child tracer failed\n");
+            fprintf(stderr, NAME ": the child tracer failed\n");
             return 3;
         }
     }
-    clock_pair(&tick1, &sec1);
-    double hz = (double)(tick1 - tick0) / (sec1 - sec0);
+    kit_tick_pair(&tick1, &ns1);
+    double hz = kit_tick_rate(tick0, ns0, tick1, ns1) * 1e9;
 
     const char *source;
     double kernel = kernel_tsc_mhz(cpu, &source);
-    int invariant = cpuinfo_flag("constant_tsc") == 1 && cpuinfo_flag("nonstop_tsc") == 1;
+    int invariant = kit_cpuinfo_has("constant_tsc") && kit_cpuinfo_has("nonstop_tsc");
     double core = core_clock_hz(p->core_clock_adds, hz);
     char clocksource[64];
     read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource, sizeof clocksource);
@@ -765,7 +704,7 @@ static int run_live(const struct params *p)
     write_periods(out, cs ? "parent" : "tracer", &parent, origin, hz);
     if (cs) write_periods(out, "child", child, origin, hz);
     if (fclose(out)) {
-        fprintf(stderr, "tracer: cannot write %s: %s\n", p->periods_file, strerror(errno));
+        fprintf(stderr, NAME ": cannot write %s: %s\n", p->periods_file, strerror(errno));
         return 2;
     }
 
@@ -773,10 +712,10 @@ static int run_live(const struct params *p)
     summarize(&parent, hz, p, &s);
     printf("mode=%s\n", p->mode);
     printf("cpu=%d\n", cpu);
-    printf("tick-source=%s\n", TICK_SOURCE);
+    printf("tick-source=%s\n", KIT_TICK_SOURCE);
     printf("clocksource=%s\n", clocksource[0] ? clocksource : "unknown");
     printf("tsc-invariant=%d\n", invariant);
-    printf("tsc-known-freq=%d\n", cpuinfo_flag("tsc_known_freq") == 1);
+    printf("tsc-known-freq=%d\n", kit_cpuinfo_has("tsc_known_freq"));
     printf("tsc-frequency=%.4fMHz\n", hz / 1e6);
     printf("kernel-tsc=%.4fMHz\n", kernel);
     printf("kernel-tsc-source=%s\n", source);
@@ -793,7 +732,7 @@ static int run_live(const struct params *p)
         printf("switches=%zu\n", sw.n_boundary);
         printf("third-party-gaps=%zu\n", sw.third_party);
         if (sw.n_boundary) {
-            qsort(sw.boundary, sw.n_boundary, sizeof(double), cmp_double);
+            qsort(sw.boundary, sw.n_boundary, sizeof(double), kit_cmp_double);
             double sum = 0;
             for (size_t i = 0; i < sw.n_boundary; i++) sum += sw.boundary[i];
             printf("context-switch=%.4fus\n", sw.boundary[sw.n_boundary / 2] / hz * 1e6);
@@ -810,7 +749,7 @@ static int run_live(const struct params *p)
 
 int main(int argc, char **argv)
 {
-    int rc = kit_args(argc, argv, "PARAMETER-FILE", "; ticks: " TICK_SOURCE);
+    int rc = kit_args(argc, argv, "PARAMETER-FILE", "; ticks: " KIT_TICK_SOURCE);
     if (rc >= 0) return rc;
     struct params p;
     defaults(&p);

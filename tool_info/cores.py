@@ -15,11 +15,18 @@ import os
 import re
 
 import benchexec.result as result
+from benchexec.tools.template import UnsupportedFeatureException
 
 from tool_info.keyvalue import KeyValueTool
 
 WORKLOADS = ("cachestress", "cg", "isort")
 EXIT_UNSUPPORTED = 3  # cachestress where clflush does not exist
+
+
+class UnknownWorkload(UnsupportedFeatureException, ValueError):
+    """`--workload` names no workload of this module. BenchExec reports an UnsupportedFeatureException
+    as one line (a ValueError would end it with a traceback); still a ValueError for callers that
+    caught the error this module raised before."""
 
 
 class Tool(KeyValueTool):
@@ -49,7 +56,7 @@ class Tool(KeyValueTool):
             stem = os.path.basename(input_file)
             workload = next((w for w in WORKLOADS if re.match(rf"{w}([-_.]|$)", stem)), self.PROGRAM)
         if workload not in WORKLOADS:
-            raise ValueError(f"--workload {workload}: unknown workload; choose one of {', '.join(WORKLOADS)}")
+            raise UnknownWorkload(f"--workload {workload}: unknown workload; choose one of {', '.join(WORKLOADS)}")
         program = os.path.join(os.path.dirname(executable), workload)
         return [program, *options, input_file]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 import scipy.sparse.linalg
-from benchexec.tools.template import BaseTool2
+from benchexec.tools.template import BaseTool2, UnsupportedFeatureException
 from benchexec.util import ProcessExitCode
 
 from analysis.experiments.core_heterogeneity import analyse as cores
@@ -191,7 +191,7 @@ def test_tool_info_chooses_the_program_per_task_set(programs):
     assert cmdline(["--workload=isort"], "in.txt") == [str(programs / "isort"), "in.txt"]
     assert cmdline([], "dir/cg-small.txt")[0] == str(programs / "cg")
     assert cmdline([], "dir/cgx.txt")[0] == str(programs / "cachestress")
-    with pytest.raises(ValueError, match="unknown workload"):
+    with pytest.raises(UnsupportedFeatureException, match="unknown workload"):
         cmdline(["--workload", "bt"], "in.txt")
     assert set(tool.program_files(executable)) == {str(programs / w) for w in cores.WORKLOADS}
 

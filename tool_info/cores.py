@@ -23,12 +23,6 @@ WORKLOADS = ("cachestress", "cg", "isort")
 EXIT_UNSUPPORTED = 3  # cachestress where clflush does not exist
 
 
-class UnknownWorkload(UnsupportedFeatureException, ValueError):
-    """`--workload` names no workload of this module. BenchExec reports an UnsupportedFeatureException
-    as one line (a ValueError would end it with a traceback); still a ValueError for callers that
-    caught the error this module raised before."""
-
-
 class Tool(KeyValueTool):
     """Runs one of the core-heterogeneity workloads on the task's parameter file."""
 
@@ -56,7 +50,7 @@ class Tool(KeyValueTool):
             stem = os.path.basename(input_file)
             workload = next((w for w in WORKLOADS if re.match(rf"{w}([-_.]|$)", stem)), self.PROGRAM)
         if workload not in WORKLOADS:
-            raise UnknownWorkload(f"--workload {workload}: unknown workload; choose one of {', '.join(WORKLOADS)}")
+            raise UnsupportedFeatureException(f"--workload {workload}: unknown workload; choose one of {', '.join(WORKLOADS)}")
         program = os.path.join(os.path.dirname(executable), workload)
         return [program, *options, input_file]
 

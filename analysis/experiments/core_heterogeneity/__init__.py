@@ -1,16 +1,16 @@
 """core-heterogeneity (seed 002): cache-stress, CG and integer sort on one core at a time."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.core_heterogeneity import analyse
+from analysis.experiments.core_heterogeneity import analyse, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult, Step
 
 
 def plan(preset, cpus):
     """One invocation per (round, core), every run on that core alone; cores interleaved, each
-    round starting one core later (analyse.plan), so drift is not taken for a core difference."""
-    return [Step(load=0, rerun=round_, name=analyse.step_name(round_, core), condition=f"core{core}",
+    round starting one core later (samples.plan), so drift is not taken for a core difference."""
+    return [Step(load=0, rerun=round_, name=samples.step_name(round_, core), condition=f"core{core}",
                  benchexec_args=["--allowedCores", str(core), "--limitCores", "1"])
-            for round_, core in analyse.plan(cpus, preset.reruns)]
+            for round_, core in samples.plan(cpus, preset.reruns)]
 
 
 def section(context):
@@ -23,7 +23,7 @@ EXPERIMENT = Experiment(
     order=3,
     inputs=tuple(PROGRAMS / "inputs" / "core-heterogeneity" / f"{w}.txt" for w in ("cachestress", "cg", "isort")),
     rundefinitions=("pinned",),
-    columns=analyse.COLUMNS,
+    columns=samples.COLUMNS,
     section=section,
     planner=plan,
     one_table=True,

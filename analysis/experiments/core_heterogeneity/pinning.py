@@ -2,7 +2,7 @@
 The core ranking file and pinning: `timekit cores rank RESULTS` and `timekit cores run -k K -- COMMAND`.
 
 Ranking the cores takes a long measurement and pinning a command must not, so `rank_command`
-saves analysis.cores.rank() as JSON and `pin_command` reads it back. A ranking is trusted only for
+saves ranking.rank() as JSON and `pin_command` reads it back. A ranking is trusted only for
 the host and boot it was measured in: pinning refuses one from another host or from before the
 last boot rather than pin to cores that may no longer be the fastest.
 """
@@ -19,7 +19,10 @@ import sys
 from pathlib import Path
 
 from analysis.core.paths import RESULTS
-from analysis.experiments.core_heterogeneity.analyse import ALPHA, WARMUPS, CoresError, load, rank, read_boot_time
+from analysis.experiments.core_heterogeneity.ranking import rank
+from analysis.experiments.core_heterogeneity.samples import WARMUPS, CoresError, load
+from analysis.experiments.core_heterogeneity.similarity import ALPHA
+from analysis.machine.kernel import read_boot_time
 from analysis.core.report import jsonable
 
 RANKING = RESULTS / "cores-ranking.json"

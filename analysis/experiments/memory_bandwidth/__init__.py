@@ -1,7 +1,7 @@
 """memory-bandwidth (seed 004 B): STREAM per (CPU node, memory node) pair with numactl."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.memory_bandwidth import analyse
+from analysis.experiments.memory_bandwidth import analyse, definition, pairs
 from analysis.machine import numa
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
@@ -11,7 +11,7 @@ def node_pairs(root="/"):
     rewrite that puts them into the benchmark definition (one node where /sys has none)."""
     hardware = numa.sysfs_hardware(root)
     nodes = list(hardware.nodes) if hardware else [0]
-    return tuple(f"cpu{c}-mem{m}" for c in nodes for m in nodes), lambda text: analyse.benchmark_for_nodes(text, nodes)
+    return tuple(f"cpu{c}-mem{m}" for c in nodes for m in nodes), lambda text: definition.benchmark_for_nodes(text, nodes)
 
 
 def section(context):
@@ -24,7 +24,7 @@ EXPERIMENT = Experiment(
     order=6,
     inputs=(PROGRAMS / "inputs" / "memory-bandwidth" / "stream.txt",),
     rundefinitions=("cpu0-mem0",),  # what the committed file has; a sweep runs every pair (node_pairs)
-    columns=analyse.COLUMNS,
+    columns=pairs.COLUMNS,
     section=section,
     requires={"*": "numactl"},
     adapt=node_pairs,

@@ -1,7 +1,7 @@
 """scheduling-noise (seed 004 A): a TSC activity tracer, the tick, context switches."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.scheduling_noise import analyse
+from analysis.experiments.scheduling_noise import analyse, periods
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
@@ -16,7 +16,7 @@ EXPERIMENT = Experiment(
     inputs=(PROGRAMS / "inputs" / "scheduling-noise" / "trace.txt",
             PROGRAMS / "inputs" / "scheduling-noise" / "context-switch.txt"),
     rundefinitions=("tracer",),
-    columns=analyse.COLUMNS,
+    columns=periods.COLUMNS,
     section=section,
     default_reps=3,
     presets={"quick": Preset(reps=3, loads=(0,), reruns=1)},  # ~10 s

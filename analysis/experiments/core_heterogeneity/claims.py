@@ -1,0 +1,146 @@
+"""
+The paper's claims (seed 002) with this machine's verdicts, one function per claim: cache-heavy
+code differs between cores, the control does not, SMT siblings are alike, cg follows the
+microbenchmark, and slower cores do not save energy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.stats
+
+from analysis.core.report import Finding
+from analysis.experiments.core_heterogeneity.labels import core_label
+from analysis.experiments.core_heterogeneity.similarity import ALPHA
+
+CACHE_HEAVY = ("cachestress", "cg")  # the paper: some cores > 10 % faster for these
+CONTROLS = ("isort",)  # the paper: equally fast on all cores
+CORRELATION_ALPHA = 0.05
+PAPER_GAP = 0.10  # "some cores are > 10 % faster"
+NEGLIGIBLE = 0.02  # a slowest/fastest ratio below 1.02 counts as "equal on all cores"
+
+
+def findings(groups, similarities, ratios, sibling_pairs, correlation, energy_rows, energy_note, topology_cpus,
+             consistency=None):
+    """Every claim's finding, in the report's order."""
+    return [
+        *[cache_heavy_gap(w, groups, similarities, ratios, topology_cpus, consistency) for w in CACHE_HEAVY if w in groups],
+        *[control_equal(w, groups, similarities, ratios) for w in CONTROLS if w in groups],
+        smt_siblings_alike(groups, similarities, sibling_pairs),
+        cg_follows_microbenchmark(correlation),
+        slower_cores_save_no_energy(groups, energy_rows, energy_note),
+    ]
+
+
+def untestable(why):
+    """The findings of a section without counted runs."""
+    return [Finding(claim="Some cores are more than 10 % faster than others for cache-heavy code (paper Fig. 1/2)",
+                    verdict="not testable here", evidence=why)]
+
+
+def cache_heavy_gap(workload, groups, similarities, ratios, topology_cpus, consistency=None):
+    """1. cache-heavy code: some cores > 10 % faster."""
+    claim = (f"{workload}: some cores are more than {PAPER_GAP:.0%} faster than others for cache-heavy code "
+             "(paper Fig. 1/2: cg on an i5-8400)")
+    if workload not in ratios:
+        return Finding(claim, "not testable here", f"{len(groups[workload])} core measured; needs at least 2")
+    fast, slow, r = ratios[workload]
+    sim = similarities[workload]
+    i, j = sim.cores.index(fast), sim.cores.index(slow)
+    rounds = (consistency or {}).get(workload, {"rounds_slowest": 0, "rounds": 0})
+    steady = rounds["rounds"] <= 1 or rounds["rounds_slowest"] == rounds["rounds"]
+    if r.ci_low > 1 + PAPER_GAP and not sim.similar[i, j] and steady:
+        verdict = "confirmed"
+    elif r.ci_high < 1 + PAPER_GAP:
+        verdict = "refuted"
+    else:
+        verdict = "inconclusive"
+    return Finding(claim, verdict,
+                   f"slowest {core_label(slow, topology_cpus)} / fastest {core_label(fast, topology_cpus)}: "
+                   f"ratio of means {r.ratio:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}] ({r.method}); "
+                   f"Anderson-Darling p (Holm) {sim.p_adjusted[i, j]:.3g} at alpha {ALPHA}, "
+                   f"n = {sim.n[i]} and {sim.n[j]}; {_pairs_different(sim)}; CPU {slow} was the slowest in "
+                   f"{rounds['rounds_slowest']} of {rounds['rounds']} rounds. Confirmed needs the CI above "
+                   f"{1 + PAPER_GAP:.2f}, a significant difference and the same slowest core in every round; "
+                   "refuted when the CI lies below it.")
+
+
+def control_equal(workload, groups, similarities, ratios):
+    """2. the control: equal on all cores."""
+    claim = f"{workload}: most kernels run equally fast on all cores (paper Fig. 3: all NAS kernels but cg)"
+    if workload not in ratios:
+        return Finding(claim, "not testable here", f"{len(groups[workload])} core measured; needs at least 2")
+    fast, slow, r = ratios[workload]
+    sim = similarities[workload]
+    if r.ci_high < 1 + NEGLIGIBLE:
+        verdict = "confirmed"
+    elif r.ci_low > 1 + NEGLIGIBLE:
+        verdict = "refuted"
+    else:
+        verdict = "inconclusive"
+    return Finding(claim, verdict,
+                   f"slowest / fastest core: ratio of means {r.ratio:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]; "
+                   f"'equal' = CI below {1 + NEGLIGIBLE:.2f} (a gap under {NEGLIGIBLE:.0%} is negligible), "
+                   f"'refuted' = CI above it; {_pairs_different(sim)} "
+                   f"(Anderson-Darling, Holm, alpha {ALPHA}, n = {min(sim.n)}-{max(sim.n)} per core).")
+
+
+def smt_siblings_alike(groups, similarities, sibling_pairs):
+    """3. SMT siblings alike, judged on cg (the paper's workload) where measured."""
+    claim = "SMT siblings (two hardware threads of one core) perform alike (paper Fig. 5)"
+    k = max((len(v) for v in groups.values()), default=0)
+    workload = "cg" if "cg" in similarities else next(iter(similarities), None)
+    measured = [(a, b) for a, b in sorted(sibling_pairs)
+                if workload and a in similarities[workload].cores and b in similarities[workload].cores]
+    if not measured:
+        why = ("no two measured CPUs are SMT siblings (thread_siblings_list)" if sibling_pairs or k else "no cores measured")
+        return Finding(claim, "not testable here", why + ".")
+    parts, alike = [], 0
+    for w, sim in similarities.items():
+        for a, b in measured:
+            i, j = sim.cores.index(a), sim.cores.index(b)
+            alike += bool(sim.similar[i, j]) if w == workload else 0
+            parts.append(f"{w} CPU {a}/{b}: p (Holm) {sim.p_adjusted[i, j]:.3g}, KS D {sim.ks[i, j]:.3f} "
+                         f"({'similar' if sim.similar[i, j] else 'different'})")
+    verdict = "confirmed" if alike == len(measured) else "refuted"
+    return Finding(claim, verdict,
+                   f"judged on {workload} (the paper's workload): {alike} of {len(measured)} sibling pairs "
+                   f"similar (Anderson-Darling, Holm, alpha {ALPHA}); " + "; ".join(parts) + ".")
+
+
+def cg_follows_microbenchmark(correlation):
+    """4. cg correlates with the microbenchmark across cores."""
+    claim = "cg and the cache-stress microbenchmark rank the cores alike: their times correlate across cores (paper Fig. 4b)"
+    if not correlation.get("testable"):
+        return Finding(claim, "not testable here", correlation.get("why", "") + ".")
+    r, p = correlation["r"], correlation["p"]
+    verdict = ("confirmed" if r > 0 and p < CORRELATION_ALPHA else "refuted" if r < 0 and p < CORRELATION_ALPHA
+               else "inconclusive")
+    return Finding(claim, verdict,
+                   f"Pearson r = {r:.3f}, p = {p:.3g} over {correlation['n']} cores (per-core means "
+                   f"normalised to the fastest core), alpha {CORRELATION_ALPHA}.")
+
+
+def slower_cores_save_no_energy(groups, energy_rows, energy_note):
+    """5. energy: a slower core does not need less energy for the same work."""
+    claim = "Slower cores do not need less energy for the same work (paper Fig. 4a, RAPL)"
+    if not energy_rows:
+        return Finding(claim, "not testable here", f"Energy {energy_note}")
+    cg_rows = [row for row in energy_rows if row[0] == "cg"]
+    if len(cg_rows) < 3 or "cg" not in groups:
+        return Finding(claim, "not testable here",
+                       f"energy of {len(cg_rows)} core(s) for cg; a correlation across cores needs at least 3.")
+    times = np.array([np.mean(groups["cg"][row[1]]) for row in cg_rows])
+    energy = np.array([row[3] for row in cg_rows])
+    rho = scipy.stats.spearmanr(times, energy)
+    verdict = "refuted" if rho.statistic < 0 and rho.pvalue < CORRELATION_ALPHA else (
+        "confirmed" if rho.pvalue < CORRELATION_ALPHA else "inconclusive")
+    return Finding(claim, verdict,
+                   f"cg: Spearman rho between per-core mean time and mean energy = {rho.statistic:.3f}, "
+                   f"p = {rho.pvalue:.3g}, {len(cg_rows)} cores. {energy_note}")
+
+
+def _pairs_different(sim):
+    m = len(list(sim.pairs()))
+    different = sum(1 for i, j in sim.pairs() if not sim.similar[i, j])
+    return f"{different} of {m} core pairs differ"

@@ -1,0 +1,82 @@
+"""
+The seed's claims (seed 004, experiment B) with this machine's verdicts, one function per claim:
+remote memory is slower than the firmware says, each node has one favoured neighbour, and local
+memory is the fastest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.core.report import Finding
+
+SEED_REMOTE_FIRMWARE = 16
+SEED_REMOTE_DERIVED = 22
+SLOWER_MARGIN = 0.10  # derived remote distances count as 'beyond the firmware's' 10 % above it
+
+REMOTE_CLAIM = (f"Remote memory is slower than the firmware's distance says: about {SEED_REMOTE_DERIVED} from bandwidth "
+                f"where the firmware says {SEED_REMOTE_FIRMWARE} (seed 004, B)")
+NEIGHBOUR_CLAIM = "Each node reaches one other node faster than the rest (seed 004, B)"
+
+
+def findings(nodes, triad, derived, firmware):
+    """Every claim's finding; on one node only the two remote claims, not testable."""
+    if len(nodes) == 1:
+        why = f"one NUMA node ({nodes[0]}): there is no remote memory on this machine; the 1 × 1 matrix holds local access only"
+        return [remote_untestable(why), Finding(NEIGHBOUR_CLAIM, "not testable here", why)]
+    return [remote_slower_than_firmware(derived, firmware), one_favoured_neighbour(nodes, triad),
+            local_is_fastest(triad)]
+
+
+def remote_untestable(why):
+    return Finding(REMOTE_CLAIM, "not testable here", why)
+
+
+def remote_slower_than_firmware(derived, firmware):
+    off = ~np.eye(len(derived), dtype=bool)
+    remote_derived, remote_firmware = derived[off], firmware[off]
+    keep = np.isfinite(remote_derived) & np.isfinite(remote_firmware)
+    if not keep.any():
+        return remote_untestable("no remote pair has both a bandwidth and a firmware distance")
+    ratio = remote_derived[keep] / remote_firmware[keep]
+    beyond = ratio > 1 + SLOWER_MARGIN
+    mean_ratio = float(np.mean(ratio))
+    return Finding(
+        REMOTE_CLAIM,
+        "confirmed" if mean_ratio > 1 + SLOWER_MARGIN else "refuted",
+        f"{int(keep.sum())} remote pairs: derived distance {np.nanmin(remote_derived):.1f} – {np.nanmax(remote_derived):.1f} "
+        f"(mean {np.mean(remote_derived[keep]):.1f}) against firmware {np.min(remote_firmware[keep]):g} – "
+        f"{np.max(remote_firmware[keep]):g}; {int(beyond.sum())} pairs more than {SLOWER_MARGIN:.0%} beyond the firmware's "
+        f"value; mean ratio derived/firmware {mean_ratio:.2f}. Confirmed if that mean exceeds {1 + SLOWER_MARGIN:.2f}.",
+    )
+
+
+def one_favoured_neighbour(nodes, triad):
+    n = len(nodes)
+    off = ~np.eye(n, dtype=bool)
+    favoured = []
+    for i, c in enumerate(nodes):
+        remote = [(triad[i, j], nodes[j]) for j in range(n) if j != i and np.isfinite(triad[i, j])]
+        if len(remote) < 2:
+            continue
+        remote.sort(reverse=True)
+        if remote[0][0] > remote[1][0] * (1 + SLOWER_MARGIN):
+            favoured.append((c, remote[0][1], remote[0][0] / remote[1][0]))
+    testable = sum(1 for i in range(n) if np.isfinite(triad[i, off[i]]).sum() >= 2)
+    return Finding(
+        NEIGHBOUR_CLAIM,
+        ("confirmed" if len(favoured) == testable else "refuted") if testable else "not testable here",
+        (f"{len(favoured)} of {testable} CPU nodes have a remote node with more than {SLOWER_MARGIN:.0%} more triad bandwidth "
+         "than the next: " + (", ".join(f"{c} → {m} (×{r:.2f})" for c, m, r in favoured) or "none")
+         + ". The firmware's table gives every remote node the same distance." if testable else "needs 3 or more nodes"),
+    )
+
+
+def local_is_fastest(triad):
+    n = len(triad)
+    local_best = [bool(np.isfinite(triad[i, i]) and np.all(triad[i, i] >= triad[i, np.isfinite(triad[i])])) for i in range(n)]
+    return Finding(
+        "Local memory has the highest bandwidth for every CPU node (seed 004, B: 'the distance from each node to itself')",
+        "confirmed" if all(local_best) else "refuted",
+        f"{sum(local_best)} of {n} CPU nodes reach their own memory fastest (median triad).",
+    )

@@ -26,7 +26,6 @@ from analysis.core import results
 from analysis.core.errors import UserError
 from analysis.core.lists import parse_int_list
 from analysis.core.paths import RESULTS
-from analysis.core.tasks import TaskError
 from analysis.experiments import EXPERIMENTS
 from analysis.experiments.core_heterogeneity import analyse as cores
 from analysis.experiments.core_heterogeneity import pinning as cores_pinning
@@ -317,7 +316,7 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
             "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
-USER_ERRORS = (runner.SweepError, TaskError, UserError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
+USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 
 def main(argv=None):

@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
+from analysis.core.errors import UserError
+
 TASK_TEMPLATE = """\
 format_version: '2.0'
 # repetition {rep} of {count}, written by analysis.tasks; all repetitions share one input
@@ -29,7 +31,7 @@ def input_of(task_name):
     return match.group(1) if match else PurePosixPath(task_name).stem
 
 
-class TaskError(Exception):
+class TaskError(UserError):
     """A task set cannot be written (one line for the user)."""
 
 

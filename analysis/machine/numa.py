@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.core.errors import UserError
 from analysis.machine.reader import Machine
 from analysis.machine.topology import parse_cpu_list
 
 
-class NumaError(Exception):
+class NumaError(UserError):
     """Input this module cannot read; str(e) is one line: what, where, why."""
 
 

@@ -13,14 +13,15 @@ import json
 import os
 from pathlib import Path
 
+from analysis.core.errors import UserError
+from analysis.core.paths import RESULTS
 from analysis.machine.reader import Machine
 from analysis.machine.settings import SETTINGS
-from analysis.core.paths import RESULTS
 
 STATE_FILE = RESULTS / "env-tune-state.json"
 
 
-class TuneError(Exception):
+class TuneError(UserError):
     """Tuning cannot go ahead (one line for the user)."""
 
 

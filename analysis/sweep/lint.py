@@ -12,12 +12,14 @@ from pathlib import Path
 import yaml
 from lxml import etree
 
+from analysis.core.errors import UserError
+
 DTD_DIR = Path(__file__).parent / "dtd"
 ROOTS = {"benchmark": "benchmark.dtd", "table": "table.dtd"}
 TASK_KEYS = {"format_version", "input_files", "properties", "options", "required_files"}
 
 
-class LintError(Exception):
+class LintError(UserError):
     """A file the kit was asked to use is invalid (one line for the user)."""
 
 

@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from analysis.core.errors import UserError
 from analysis.core.paths import PROGRAMS, REPO
 
 MANIFEST = "sweep.json"
 
 
-class SweepError(Exception):
+class SweepError(UserError):
     """A sweep cannot start or continue (one line for the user)."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.core import results
+from analysis.core.errors import UserError
 from analysis.core.tasks import input_of
 
 WORKLOADS = ("cachestress", "cg", "isort")
@@ -31,7 +32,7 @@ _NAME = re.compile(r"core(\d+)-round(\d+)")
 _REP = re.compile(r"\.r(\d+)\.yml$")
 
 
-class CoresError(Exception):
+class CoresError(UserError):
     """A user error of the cores commands (one line)."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
+from analysis.core.errors import UserError
 from analysis.core.tasks import input_of
 
 # the result columns this analysis reads
@@ -23,7 +24,7 @@ PERIODS_FILE = "periods.csv"
 PERIODS_HEADER = ["process", "kind", "index", "start_cycles", "duration_cycles", "start_ms", "duration_ms"]
 
 
-class PeriodsError(Exception):
+class PeriodsError(UserError):
     """A periods file that cannot be read; str(e) is one line: '<path>: <what>'."""
 
     def __init__(self, path, problem):

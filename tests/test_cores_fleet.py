@@ -16,7 +16,9 @@ import scipy.stats
 
 from analysis.experiments.core_heterogeneity import analyse as cores
 from analysis.experiments.core_heterogeneity import plots as cores_plots
+from analysis.core import stats
 from analysis.machine import facts
+from analysis.machine.topology import Cpu
 
 
 def facts_with(topology_cpus, root):
@@ -24,8 +26,7 @@ def facts_with(topology_cpus, root):
     recorded = facts.record(root)
     recorded.cpus = [dataclasses.asdict(c) for c in topology_cpus]
     return recorded
-from analysis.core import stats
-from analysis.machine.topology import Cpu
+
 
 MACHINES = Path(__file__).resolve().parent / "data" / "machines"
 BASE = 0.05  # seconds: kernel times around 50 ms

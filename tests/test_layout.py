@@ -132,8 +132,9 @@ def _report_json(tmp_path):
 
 
 def test_report_of_the_recorded_demo_is_unchanged(tmp_path, monkeypatch):
-    """report.before.json was written by the flat layout from the same result files; the one
-    intended change: the kernel's TSC line is labelled as recorded, not as read on this host."""
+    """report.before.json.gz is the report of the same result files before the change at hand.
+    A change meant to alter the report (a new verdict policy, say) rewrites it with
+    `python -m tests.test_layout --regenerate` and says in its commit which findings changed."""
     monkeypatch.chdir(REPO)
     before = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))
     after = _normalised(_report_json(tmp_path))
@@ -153,3 +154,18 @@ def test_report_states_the_recorded_machine_not_the_host_it_is_built_on(tmp_path
     assert data["scheduling-noise"]["config_hz"] == recorded.config_hz != 1000
     assert data["os-microbench"]["caches"] == {str(k): v for k, v in recorded.caches.items()} != {}
     assert "faked host" not in json.dumps(data)
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+    import tempfile
+
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: python -m tests.test_layout --regenerate   (rewrites tests/data/recorded-demo/report.before.json.gz)")
+    os.chdir(REPO)
+    with tempfile.TemporaryDirectory() as scratch:
+        report = _normalised(_report_json(Path(scratch)))
+    (RECORDED / "report.before.json.gz").write_bytes(
+        gzip.compress(json.dumps(report, indent=1, sort_keys=True).encode(), mtime=0))
+    print(f"rewrote {RECORDED / 'report.before.json.gz'}: {len(report['findings'])} findings")

@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
+from analysis.core import verdicts
 from analysis.core.report import Finding
 from analysis.experiments.core_heterogeneity.labels import core_label
+from analysis.experiments.core_heterogeneity.measures import gap_estimate
 from analysis.experiments.core_heterogeneity.similarity import ALPHA
 
 CACHE_HEAVY = ("cachestress", "cg")  # the paper: some cores > 10 % faster for these
@@ -25,7 +27,7 @@ def findings(groups, similarities, ratios, sibling_pairs, correlation, energy_ro
     """Every claim's finding, in the report's order."""
     return [
         *[cache_heavy_gap(w, groups, similarities, ratios, topology_cpus, consistency) for w in CACHE_HEAVY if w in groups],
-        *[control_equal(w, groups, similarities, ratios) for w in CONTROLS if w in groups],
+        *[control_equal(w, groups, similarities, ratios, consistency) for w in CONTROLS if w in groups],
         smt_siblings_alike(groups, similarities, sibling_pairs),
         cg_follows_microbenchmark(correlation),
         slower_cores_save_no_energy(groups, energy_rows, energy_note),
@@ -39,7 +41,7 @@ def untestable(why):
 
 
 def cache_heavy_gap(workload, groups, similarities, ratios, topology_cpus, consistency=None):
-    """1. cache-heavy code: some cores > 10 % faster."""
+    """1. cache-heavy code: some cores > 10 % faster, judged on the round-level interval."""
     claim = (f"{workload}: some cores are more than {PAPER_GAP:.0%} faster than others for cache-heavy code "
              "(paper Fig. 1/2: cg on an i5-8400)")
     if workload not in ratios:
@@ -48,41 +50,30 @@ def cache_heavy_gap(workload, groups, similarities, ratios, topology_cpus, consi
     sim = similarities[workload]
     i, j = sim.cores.index(fast), sim.cores.index(slow)
     rounds = (consistency or {}).get(workload, {"rounds_slowest": 0, "rounds": 0})
-    steady = rounds["rounds"] <= 1 or rounds["rounds_slowest"] == rounds["rounds"]
-    if r.ci_low > 1 + PAPER_GAP and not sim.similar[i, j] and steady:
-        verdict = "confirmed"
-    elif r.ci_high < 1 + PAPER_GAP:
-        verdict = "refuted"
-    else:
-        verdict = "inconclusive"
-    return Finding(claim, verdict,
+    judged = verdicts.at_least(gap_estimate(r, rounds, min(sim.n[i], sim.n[j])), 1 + PAPER_GAP)
+    return Finding(claim, judged.verdict,
                    f"slowest {core_label(slow, topology_cpus)} / fastest {core_label(fast, topology_cpus)}: "
-                   f"ratio of means {r.ratio:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}] ({r.method}); "
-                   f"Anderson-Darling p (Holm) {sim.p_adjusted[i, j]:.3g} at alpha {ALPHA}, "
-                   f"n = {sim.n[i]} and {sim.n[j]}; {_pairs_different(sim)}; CPU {slow} was the slowest in "
-                   f"{rounds['rounds_slowest']} of {rounds['rounds']} rounds. Confirmed needs the CI above "
-                   f"{1 + PAPER_GAP:.2f}, a significant difference and the same slowest core in every round; "
-                   "refuted when the CI lies below it.")
+                   f"{judged.evidence} Pooled over rounds: ratio of means {r.ratio:.4f} [{r.ci_low:.4f}, "
+                   f"{r.ci_high:.4f}] ({r.method}); Anderson-Darling p (Holm) {sim.p_adjusted[i, j]:.3g} at alpha "
+                   f"{ALPHA}, n = {sim.n[i]} and {sim.n[j]}; {_pairs_different(sim)}; CPU {slow} was the slowest in "
+                   f"{rounds['rounds_slowest']} of {rounds['rounds']} rounds.")
 
 
-def control_equal(workload, groups, similarities, ratios):
-    """2. the control: equal on all cores."""
+def control_equal(workload, groups, similarities, ratios, consistency=None):
+    """2. the control: equal on all cores, judged by equivalence on the round-level interval."""
     claim = f"{workload}: most kernels run equally fast on all cores (paper Fig. 3: all NAS kernels but cg)"
     if workload not in ratios:
         return Finding(claim, "not testable here", f"{len(groups[workload])} core measured; needs at least 2")
     fast, slow, r = ratios[workload]
     sim = similarities[workload]
-    if r.ci_high < 1 + NEGLIGIBLE:
-        verdict = "confirmed"
-    elif r.ci_low > 1 + NEGLIGIBLE:
-        verdict = "refuted"
-    else:
-        verdict = "inconclusive"
-    return Finding(claim, verdict,
-                   f"slowest / fastest core: ratio of means {r.ratio:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]; "
-                   f"'equal' = CI below {1 + NEGLIGIBLE:.2f} (a gap under {NEGLIGIBLE:.0%} is negligible), "
-                   f"'refuted' = CI above it; {_pairs_different(sim)} "
-                   f"(Anderson-Darling, Holm, alpha {ALPHA}, n = {min(sim.n)}-{max(sim.n)} per core).")
+    i, j = sim.cores.index(fast), sim.cores.index(slow)
+    rounds = (consistency or {}).get(workload, {})
+    # equivalence at alpha 5 % (TOST): the 90 % interval inside 1 +- the negligible gap
+    judged = verdicts.no_effect(gap_estimate(r, rounds, min(sim.n[i], sim.n[j]), confidence=0.90), NEGLIGIBLE)
+    return Finding(claim, judged.verdict,
+                   f"slowest / fastest core: {judged.evidence} A gap under {NEGLIGIBLE:.0%} counts as equal; "
+                   f"{_pairs_different(sim)} (Anderson-Darling, Holm, alpha {ALPHA}, n = {min(sim.n)}-{max(sim.n)} "
+                   "per core).")
 
 
 def smt_siblings_alike(groups, similarities, sibling_pairs):

@@ -181,3 +181,37 @@ def contradictions(judged):
                 found.append((claim_a, claim_b, f"'{claim_a}' is {a.verdict} and '{claim_b}' is {b.verdict}, "
                                                 f"which cannot both hold for {key_a}"))
     return found
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """How a finding judges its claim, declared beside it so that `timekit calibrate --claims`
+    can feed the same rule simulated data (analysis.tools.claims_calibration)."""
+
+    claim: str
+    kind: str  # "at_least", "no_effect", "about" or "direction"
+    bound: float = 1.0  # X of 'at least X', the margin of 'no effect', the target of 'about'
+    sizes: dict = field(default_factory=dict)  # preset -> (runs per rerun n, reruns M)
+    larger: bool = True  # for at_least and direction: the claimed side
+    confidence: float = 0.95  # 0.90 for equivalence: the TOST at alpha 5 %
+
+    def judge(self, est):
+        if self.kind == "at_least":
+            return at_least(est, self.bound, larger=self.larger)
+        if self.kind == "no_effect":
+            return no_effect(est, self.bound)
+        if self.kind == "about":
+            return about(est, self.bound)
+        return direction(est, larger=self.larger)
+
+    def cases(self):
+        """True values of the quantity where the claim is true, false, and exactly at its bound."""
+        if self.kind == "at_least":
+            beyond, short = (1.05, 1 / 1.05) if self.larger else (1 / 1.05, 1.05)
+            return {"true": self.bound * beyond, "false": self.bound * short, "boundary": self.bound}
+        if self.kind == "no_effect":
+            return {"true": 1.0, "false": 1.0 + 2 * self.bound, "boundary": 1.0 + self.bound}
+        if self.kind == "about":
+            return {"true": self.bound, "false": self.bound * ABOUT_FACTOR * 1.5, "boundary": self.bound * ABOUT_FACTOR}
+        sign = 1 if self.larger else -1
+        return {"true": 1 + 0.05 * sign, "false": 1 - 0.05 * sign, "boundary": 1.0}

@@ -87,6 +87,7 @@ class Experiment:
     one_table: bool = False  # one table-generator page per sweep (conditions side by side), not per step
     adapt: Callable = None  # () -> (this machine's run definitions, rewrite of the definition's XML text)
     conditions: str = "load levels"  # what --loads/--reruns vary, for help text
+    calibration: tuple = ()  # analysis.core.verdicts.ClaimSpec of its findings, for calibrate --claims
     # derived from the name unless given (tests point them elsewhere)
     benchmark: Path = None
     table: Path = None

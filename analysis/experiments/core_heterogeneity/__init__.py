@@ -1,7 +1,7 @@
 """core-heterogeneity (seed 002): cache-stress, CG and integer sort on one core at a time."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.core_heterogeneity import analyse, samples
+from analysis.experiments.core_heterogeneity import analyse, claims, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult, Step
 
 
@@ -27,6 +27,7 @@ EXPERIMENT = Experiment(
     section=section,
     planner=plan,
     one_table=True,
+    calibration=claims.CALIBRATION,
     default_reps=10,
     conditions="rounds over all cores",
     presets={

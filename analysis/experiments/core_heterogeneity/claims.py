@@ -20,6 +20,13 @@ CONTROLS = ("isort",)  # the paper: equally fast on all cores
 CORRELATION_ALPHA = 0.05
 PAPER_GAP = 0.10  # "some cores are > 10 % faster"
 NEGLIGIBLE = 0.02  # a slowest/fastest ratio below 1.02 counts as "equal on all cores"
+# runs per core per round and rounds of the presets (quick: 3 x 10, paper: 10 x 100)
+SIZES = {"quick": (10, 3), "paper": (100, 10)}
+
+CALIBRATION = (
+    verdicts.ClaimSpec("cache-heavy code: some cores > 10 % faster", "at_least", 1 + PAPER_GAP, SIZES),
+    verdicts.ClaimSpec("the control runs equally fast on all cores", "no_effect", NEGLIGIBLE, SIZES, confidence=0.90),
+)
 
 
 def findings(groups, similarities, ratios, sibling_pairs, correlation, energy_rows, energy_note, topology_cpus,

@@ -1,6 +1,6 @@
 """The os-microbench experiment: osbench's output for every measurement (run directly on small
 parameters), its tool-info module, the benchmark definition's columns, the real benchexec on a
-scratch copy with small parameters, and analysis.microbench turning the results into a section.
+scratch copy with small parameters, and analysis.experiments.os_microbench turning the results into a section.
 
 The assertions are about consistency and physics that could be false (latency grows from
 1 KiB to 4x the last-level cache, one minor fault per anonymous page, fork+exec costs more

@@ -17,7 +17,7 @@ import uuid
 import numpy as np
 import pytest
 
-from analysis.experiments.os_microbench import analyse, levels, samples
+from analysis.experiments.os_microbench import levels, samples
 from analysis.machine import topology
 from tests.helpers import SCRATCH
 from tests.test_microbench import run_osbench

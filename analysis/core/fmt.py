@@ -62,3 +62,9 @@ def binary_size(nbytes):
         if nbytes >= factor:
             return f"{nbytes / factor:.3g} {unit}"
     return f"{nbytes:.0f} B"
+
+
+def finite(value):
+    """``value`` when it is a finite number, else None: a table cell the report shows as missing,
+    whether the value is absent or NaN (the sd of a single run)."""
+    return value if _finite(value) else None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.experiments.discipline import analyse as discipline
+from analysis.experiments.discipline import variation
 from analysis.experiments import discipline as experiment
 from analysis.sweep import runner
 
@@ -52,7 +52,7 @@ def test_variation_separates_within_from_between_runs():
     same = np.concatenate([rng.normal(1.0, 0.01, 30) for _ in range(5)])
     shifted = np.concatenate([rng.normal(1.0 + 0.03 * k, 0.01, 30) for k in range(5)])
     reruns = np.repeat(np.arange(1, 6), 30)
-    flat, drifting = discipline.variation(same, reruns), discipline.variation(shifted, reruns)
+    flat, drifting = variation.variation(same, reruns), variation.variation(shifted, reruns)
     assert flat["kruskal_p"] > 0.05 and drifting["kruskal_p"] < 1e-6
     assert drifting["between_cv"] > 5 * flat["between_cv"]
     assert all(abs(s["cv"] - 0.01) < 0.005 for s in drifting["per_rerun"].values())
@@ -62,9 +62,9 @@ def test_rule_warnings_name_each_broken_rule():
     def condition(n, reruns, cv):
         return {"variation": {"per_rerun": {r: {"n": n} for r in range(1, reruns + 1)}}, "wall": {"cv": cv}}
 
-    quiet = discipline.rule_warnings({"alone": condition(30, 5, 0.01)}, {"alone": [1, 2, 3, 4, 5]})
+    quiet = variation.rule_warnings({"alone": condition(30, 5, 0.01)}, {"alone": [1, 2, 3, 4, 5]})
     assert quiet == []
-    loud = discipline.rule_warnings({"alone": condition(10, 2, 0.2)}, {"alone": [1, 2]})
+    loud = variation.rule_warnings({"alone": condition(10, 2, 0.2)}, {"alone": [1, 2]})
     assert len(loud) == 3
     assert "N = 30" in loud[0] and "M = 5" in loud[1] and "20.0%" in loud[2]
 

@@ -1,6 +1,6 @@
 """The os-microbench experiment: osbench's output for every measurement (run directly on small
 parameters), its tool-info module, the benchmark definition's columns, the real benchexec on a
-scratch copy with small parameters, and analysis.microbench turning the results into a section.
+scratch copy with small parameters, and analysis.experiments.os_microbench turning the results into a section.
 
 The assertions are about consistency and physics that could be false (latency grows from
 1 KiB to 4x the last-level cache, one minor fault per anonymous page, fork+exec costs more
@@ -18,7 +18,7 @@ import matplotlib.image
 import pytest
 from lxml import etree
 
-from analysis.experiments.os_microbench import analyse as microbench
+from analysis.experiments.os_microbench import analyse, levels, samples
 from analysis.core import report
 from analysis.core import results
 from analysis.core import tasks
@@ -89,7 +89,7 @@ def check_common(out, measure):
     if out["timer-source"] == "tsc":
         assert out["tsc-invariant"] == 1 and 0.3 < out["tsc-ghz"] < 7
     assert 0 < out["min"] <= out["p10"] <= out["median"] <= out["p90"]
-    assert set(out) <= set(microbench.COLUMNS), set(out) - set(microbench.COLUMNS)
+    assert set(out) <= set(samples.COLUMNS), set(out) - set(samples.COLUMNS)
     main = out["variant"]
     if f"{main}-median-ns" in out:  # the main columns repeat the main variant
         assert out["median"] == pytest.approx(out[f"{main}-median-ns"], abs=1e-3)
@@ -186,7 +186,7 @@ def test_latency_grows_from_1_kib_to_4x_llc(osbench, scratch):
     for i in range(n):
         assert out[f"lat-p10-ns-{i:02d}"] <= latency[i] <= out[f"lat-p90-ns-{i:02d}"]
     assert latency[-1] > 3 * latency[0]  # beyond the caches every load misses
-    found = microbench.plateaus(sizes, latency)
+    found = levels.plateaus(sizes, latency)
     assert len(found) >= 2 and found[-1]["ns"] > found[0]["ns"]
     assert out["median"] == pytest.approx(out[f"lat-median-ns-{n - 1:02d}"], abs=1e-3)
 
@@ -244,12 +244,12 @@ def test_version_line(osbench):
 def test_benchmark_columns_are_exactly_what_the_analysis_reads():
     columns = [c.text for c in etree.parse(str(BENCHMARK)).iter("column")]
     titles = [c.get("title") for c in etree.parse(str(BENCHMARK)).iter("column")]
-    assert columns == titles == list(microbench.COLUMNS)
+    assert columns == titles == list(samples.COLUMNS)
 
 
 def test_committed_tasks_are_one_repetition_per_measurement():
     inputs = sorted(INPUTS.glob("*.txt"))
-    assert sorted(p.stem for p in inputs) == sorted(microbench.MEASURES)
+    assert sorted(p.stem for p in inputs) == sorted(samples.MEASURES)
     committed = sorted((REPO / "programs" / "tasks" / "os-microbench" / "reps").glob("*.yml"))
     assert [p.name for p in committed] == [f"{p.stem}.r001.yml" for p in inputs]
     for task in committed:
@@ -277,10 +277,10 @@ def test_plateaus_of_a_synthetic_curve():
     sizes = [2**k for k in range(10, 28)]
     latency = [1.0 if s <= 32 * 2**10 else 4.0 if s <= 2**20 else 15.0 if s <= 4 * 2**20 else 100.0 for s in sizes]
     latency = [x * (1.03 if i % 2 else 0.97) for i, x in enumerate(latency)]  # 3 % noise stays within a level
-    found = microbench.plateaus(sizes, latency)
+    found = levels.plateaus(sizes, latency)
     assert [(p["first_bytes"], p["last_bytes"]) for p in found] == [
         (2**10, 2**15), (2**16, 2**20), (2**21, 2**22), (2**23, 2**27)]
-    matches = microbench.label_plateaus(found, {1: 32 * 2**10, 2: 2**20, 3: 32 * 2**20})
+    matches = levels.label_plateaus(found, {1: 32 * 2**10, 2: 2**20, 3: 32 * 2**20})
     assert [p["label"] for p in found] == ["L1", "L2", "L3", "memory"]
     assert [m["match"] for m in matches] == [True, True, False]  # this curve's L3 ends at 4 MiB, not near 32 MiB
 
@@ -288,10 +288,10 @@ def test_plateaus_of_a_synthetic_curve():
 def test_section_from_recorded_results():
     paths = sorted(RECORDED.glob("*.results.*.xml.bz2"))
     assert paths, "tests/data/microbench holds a recorded benchexec result"
-    tables = results.load_results(paths, columns=microbench.COLUMNS)
+    tables = results.load_results(paths, columns=samples.COLUMNS)
     caches = json.loads((RECORDED / "caches.json").read_text())
-    sec, data = microbench.section(tables, caches={int(k): v for k, v in caches.items()})
-    assert set(data["runs"]) == set(microbench.MEASURES) and not data["excluded"]
+    sec, data = analyse.section(tables, caches={int(k): v for k, v in caches.items()})
+    assert set(data["runs"]) == set(samples.MEASURES) and not data["excluded"]
     assert len(sec.figures) == 4 and len(sec.findings) >= 12
     assert all(f.verdict in report.VERDICTS for f in sec.findings)
     assert [p["label"] for p in data["plateaus"]][:2] == ["L1", "L2"]
@@ -312,7 +312,7 @@ def test_table_config_shows_every_measurement_row(scratch):
     lines = [line.split("\t") for line in (scratch / "t.table.csv").read_text().splitlines()]
     header = lines[2]
     rows = {tasks.input_of(row[0]): dict(zip(header, row)) for row in lines[3:]}
-    assert set(rows) == set(microbench.MEASURES)
+    assert set(rows) == set(samples.MEASURES)
     for measure, row in rows.items():
         assert row["status"] == "done" and float(row["median"]) > 0 and row["variant"], (measure, row)
     assert rows["mem-bandwidth"]["unit"] == "GB/s" and rows["syscall"]["variant"] == "getppid"
@@ -325,7 +325,7 @@ def test_table_config_shows_every_measurement_row(scratch):
 def test_benchexec_runs_every_measurement_and_the_section_has_figures(osbench, scratch):
     inputs = scratch / "inputs"
     inputs.mkdir()
-    paths = [write_params(inputs, m, **SMALL[m]) for m in microbench.MEASURES]
+    paths = [write_params(inputs, m, **SMALL[m]) for m in samples.MEASURES]
     broken = inputs / "broken.txt"
     broken.write_text("measure=loop\nbogus=1\n")  # a failing run must be kept out and counted
     reps = scratch / "reps"
@@ -336,14 +336,14 @@ def test_benchexec_runs_every_measurement_and_the_section_has_figures(osbench, s
     code, output = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(scratch / "os-microbench.xml"),
                                  "-o", str(scratch / "results") + "/"], timeout=300)
     assert code == 0, output
-    tables = results.load_results(scratch / "results", columns=microbench.COLUMNS)
-    assert len(tables) == 1 and len(tables[0]) == len(microbench.MEASURES) + 1
+    tables = results.load_results(scratch / "results", columns=samples.COLUMNS)
+    assert len(tables) == 1 and len(tables[0]) == len(samples.MEASURES) + 1
     status = dict(zip((tasks.input_of(t) for t in tables[0].tasks), tables[0].status))
     assert status.pop("broken").startswith("ERROR")
     assert set(status.values()) == {"done"}, status
 
-    sec, data = microbench.section(tables)
-    assert set(data["runs"]) == set(microbench.MEASURES)
+    sec, data = analyse.section(tables)
+    assert set(data["runs"]) == set(samples.MEASURES)
     assert [e["measure"] for e in data["excluded"]] == ["broken"] and "1 run(s) left out" in sec.warnings[0]
     assert data["info"]["page-fault"]["file-fs"] != "unknown"
     titles = [f.title for f in sec.figures]

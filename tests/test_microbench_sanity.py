@@ -17,7 +17,7 @@ import uuid
 import numpy as np
 import pytest
 
-from analysis.experiments.os_microbench import analyse as microbench
+from analysis.experiments.os_microbench import levels, samples
 from analysis.machine import topology
 from tests.helpers import SCRATCH
 from tests.test_microbench import run_osbench
@@ -72,7 +72,7 @@ def osbench(programs):
 
 
 def test_ranges_cover_every_measurement():
-    assert sorted(RANGES) == sorted(microbench.MEASURES)
+    assert sorted(RANGES) == sorted(samples.MEASURES)
 
 
 @pytest.mark.parametrize("measure", sorted(RANGES))
@@ -160,16 +160,16 @@ def l1_l2_mismatches(curve, caches):
     criterion for a different level), lies in [size/2, 2 x size].
     """
     sizes, values = curve["bytes"], curve["median-ns"]
-    found = microbench.plateaus(sizes, values, curve["p10-ns"], curve["p90-ns"])
-    matches = {m["level"]: m for m in microbench.label_plateaus(found, caches)}
+    found = levels.plateaus(sizes, values, curve["p10-ns"], curve["p90-ns"])
+    matches = {m["level"]: m for m in levels.label_plateaus(found, caches)}
     wrong, notes = [], [str([(p["label"], p["first_bytes"], p["last_bytes"], round(p["ns"], 2)) for p in found])]
     if len(found) < 3:
         return [f"fewer than 3 plateaus: {notes[0]}"], notes
     for k, lv in enumerate((1, 2)):
         size, plateau = caches[lv], found[k]
-        edge = next((s for i, s in enumerate(sizes) if all(v > microbench.MERGE_RATIO * plateau["ns"] for v in values[i:])), None)
+        edge = next((s for i, s in enumerate(sizes) if all(v > levels.MERGE_RATIO * plateau["ns"] for v in values[i:])), None)
         notes.append(f"L{lv} {size // KiB} KiB: plateau {plateau['first_bytes'] // KiB}-{plateau['last_bytes'] // KiB} KiB at "
-                     f"{plateau['ns']:.2f} ns, above {microbench.MERGE_RATIO:g}x from {edge and edge // KiB} KiB on, "
+                     f"{plateau['ns']:.2f} ns, above {levels.MERGE_RATIO:g}x from {edge and edge // KiB} KiB on, "
                      f"label_plateaus match {matches[lv]['match']}")
         if plateau["label"] != f"L{lv}":
             wrong.append(f"plateau {k + 1} is {plateau['label']}, not L{lv}")
@@ -235,8 +235,8 @@ def test_memory_level_starts_by_twice_the_llc(latency, caches, record_property):
     start = next((s for i, s in enumerate(sizes) if all(v > threshold for v in values[i:])), None)
     # the last size beyond L2 with a cache hit's latency (at most the memory threshold)
     l3 = [s for s, v in zip(sizes, values) if s > l2 and v <= threshold]
-    found = microbench.plateaus(sizes, values, latency["p10-ns"], latency["p90-ns"])
-    matches = {m["level"]: m for m in microbench.label_plateaus(found, caches)}
+    found = levels.plateaus(sizes, values, latency["p10-ns"], latency["p90-ns"])
+    matches = {m["level"]: m for m in levels.label_plateaus(found, caches)}
     record_property("memory-starts-bytes", start)
     record_property("l3-last-bytes", max(l3) if l3 else None)
     print(f"LLC (sysfs) {llc // MiB} MiB; last L3-latency size {max(l3) // KiB if l3 else None} KiB; memory latency "

@@ -23,9 +23,10 @@ def us(seconds):
     return None if seconds is None else seconds * 1e6
 
 
-def pct(fraction, digits=2):
-    """0.0123 -> '1.23%' (the report's form); '–' when missing."""
-    return f"{fraction:.{digits}%}" if _finite(fraction) else MISSING
+def pct(fraction, digits=2, missing=MISSING):
+    """0.0123 -> '1.23%' (the report's form); ``missing`` ('–', or None for an empty table cell)
+    when missing."""
+    return f"{fraction:.{digits}%}" if _finite(fraction) else missing
 
 
 def value_range(values, scale=1.0, digits=4):
@@ -45,3 +46,25 @@ def duration_ns(ns):
         if abs(ns) >= factor:
             return f"{ns / factor:.3g} {unit}"
     return f"{ns:.3g} ns"
+
+
+def quantity(value, unit):
+    """A value in its unit, 3 significant digits: ns as duration_ns ('1.5 µs'), else '12.3 GB/s';
+    '–' when missing."""
+    if unit == "ns":
+        return duration_ns(value)
+    return f"{value:.3g} {unit}" if _finite(value) else MISSING
+
+
+def binary_size(nbytes):
+    """'1 KiB', '1.5 MiB', '128 MiB': bytes in the largest binary unit that keeps them >= 1."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= factor:
+            return f"{nbytes / factor:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def finite(value):
+    """``value`` when it is a finite number, else None: a table cell the report shows as missing,
+    whether the value is absent or NaN (the sd of a single run)."""
+    return value if _finite(value) else None

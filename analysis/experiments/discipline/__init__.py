@@ -1,7 +1,7 @@
 """discipline (seed 001): one CPU-bound task in the talk's run conditions, M reruns."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.discipline import analyse
+from analysis.experiments.discipline import analyse, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult, Step
 
 
@@ -32,7 +32,7 @@ EXPERIMENT = Experiment(
     order=2,
     inputs=(PROGRAMS / "inputs" / "43434343.txt",),
     rundefinitions=("runexec",),
-    columns=analyse.COLUMNS,
+    columns=samples.COLUMNS,
     section=section,
     planner=plan,
     one_table=True,

@@ -1,7 +1,7 @@
 """os-microbench (seed 003): eleven lmbench-style OS and memory costs, predicted vs measured."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.os_microbench import analyse
+from analysis.experiments.os_microbench import analyse, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
@@ -15,7 +15,7 @@ EXPERIMENT = Experiment(
     order=4,
     inputs=tuple(sorted((PROGRAMS / "inputs" / "os-microbench").glob("*.txt"))),
     rundefinitions=("osbench",),
-    columns=analyse.COLUMNS,
+    columns=samples.COLUMNS,
     section=section,
     default_reps=1,
     presets={

@@ -1,8 +1,8 @@
-"""Figures of the os-microbench experiment (analysis.microbench), one idea per figure.
+"""Figures of the os-microbench experiment, one idea per figure.
 
-Unlike analysis.plots these take values in the units the workload reports (ns, GB/s, bytes),
+Unlike analysis.core.plots these take values in the units the workload reports (ns, GB/s, bytes),
 because the quantities span nine orders of magnitude and each axis says its unit. Every function
-returns a matplotlib Figure for ``analysis.plots.to_png``; empty input gives a figure that says so.
+returns a matplotlib Figure for ``analysis.core.plots.to_png``; empty input gives a figure that says so.
 """
 
 from __future__ import annotations
@@ -11,21 +11,12 @@ import matplotlib
 import matplotlib.ticker
 import numpy as np
 
-from analysis.core import plots
+from analysis.core import fmt, plots
 
-__all__ = ["bandwidth_curve", "call_cost", "latency_curve", "overview", "size_label"]
+__all__ = ["bandwidth_curve", "call_cost", "latency_curve", "overview"]
 
 _COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3")
 _CACHE_COLOUR = "0.45"
-
-
-def size_label(nbytes: float) -> str:
-    """'1 KiB', '1.5 MiB', '128 MiB': bytes in the largest binary unit that keeps them >= 1."""
-    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= factor:
-            value = nbytes / factor
-            return f"{value:.3g} {unit}"
-    return f"{nbytes:.0f} B"
 
 
 def _size_axis(ax, sizes):
@@ -34,7 +25,7 @@ def _size_axis(ax, sizes):
     lo, hi = min(sizes), max(sizes)
     ticks = [2.0**k for k in range(int(np.floor(np.log2(lo))), int(np.ceil(np.log2(hi))) + 1) if k % 2 == 0]
     ax.set_xticks(ticks)
-    ax.set_xticklabels([size_label(t) for t in ticks], rotation=0)
+    ax.set_xticklabels([fmt.binary_size(t) for t in ticks], rotation=0)
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlim(lo / 1.3, hi * 1.3)
 
@@ -47,7 +38,7 @@ def _cache_lines(ax, caches, y=0.03):
         if not left <= size <= right:
             continue
         ax.axvline(size, color=_CACHE_COLOUR, linestyle="--", linewidth=1, zorder=1)
-        ax.annotate(f"L{level} {size_label(size)}\n(/sys)", xy=(size, y), xycoords=("data", "axes fraction"),
+        ax.annotate(f"L{level} {fmt.binary_size(size)}\n(/sys)", xy=(size, y), xycoords=("data", "axes fraction"),
                     xytext=(3, 0), textcoords="offset points", ha="left", va="bottom", fontsize=7.5, color="0.3",
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
 

@@ -2,14 +2,14 @@
 background processes."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.time_apis import analyse
+from analysis.experiments.time_apis import analyse, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
 def section(context):
-    samples = analyse.collect(context.tables, context.conditions)
-    sec, data = analyse.section(samples, context.cpu_count(), context.sweep_notes())
-    return SectionResult(sec, data, samples.as_columns())
+    collected = samples.collect(context.tables, context.conditions)
+    sec, data = analyse.section(collected, context.cpu_count(), context.sweep_notes())
+    return SectionResult(sec, data, collected.as_columns())
 
 
 EXPERIMENT = Experiment(
@@ -18,7 +18,7 @@ EXPERIMENT = Experiment(
     order=1,
     inputs=(PROGRAMS / "inputs" / "43434343.txt", PROGRAMS / "inputs" / "250000000.txt"),
     rundefinitions=("runexec", "bash", "fish", "gnu"),
-    columns=analyse.COLUMNS,
+    columns=samples.COLUMNS,
     section=section,
     requires={"bash": "bash", "fish": "fish", "gnu": "time"},
     presets={

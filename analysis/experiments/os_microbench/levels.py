@@ -1,0 +1,123 @@
+"""
+Where the memory curves meet the cache levels, found from the data rather than assumed.
+
+``plateaus`` segments the latency curve into flat stretches, ``label_plateaus`` names them by
+the data caches the measured machine reported and judges whether each level's rise lies near
+its size; ``bandwidth_points`` picks the points of the bandwidth curve inside L1 and beyond
+the last-level cache.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MERGE_RATIO = 2.0  # neighbouring stretches closer than this in latency are one level
+
+
+def plateaus(sizes, latency_ns, p10=None, p90=None, merge_ratio=MERGE_RATIO, min_points=2):
+    """Flat stretches of a latency curve, found from the data.
+
+    Agglomerative segmentation: every point starts as its own stretch; the two neighbouring
+    stretches whose median latencies are closest (as a ratio) merge, again and again, while
+    they differ by less than ``merge_ratio`` or their p10-p90 bands (medians of the points'
+    p10 and p90, when given) overlap. Cache levels differ by 2.5x or more (L1 ~4, L2 ~14, L3
+    ~50 cycles, DRAM hundreds), while noise and the slow rise within a level (first-level TLB
+    misses, conflicts as the working set nears the capacity) stay below 2x.
+    Stretches of at least ``min_points`` points are plateaus; single points left between them
+    are the rise from one level to the next. Returns dicts in order of size: first_bytes,
+    last_bytes, ns (median of the stretch), points, first and last (indices).
+    """
+    sizes = [int(s) for s in sizes]
+    values = np.asarray(latency_ns, dtype=float)
+    low = np.asarray(p10 if p10 is not None else values, dtype=float)
+    high = np.asarray(p90 if p90 is not None else values, dtype=float)
+    idx = [i for i in range(len(values)) if math.isfinite(values[i]) and values[i] > 0]
+    stretches = [[i] for i in idx]
+
+    def level(stretch):
+        return float(np.median(values[stretch]))
+
+    def apart(a, b):
+        """How far apart two stretches are (log ratio of levels); 0 when their bands overlap."""
+        la, lb = level(a), level(b)
+        ha, hb = float(np.nanmedian(high[a])), float(np.nanmedian(high[b]))
+        lo_a, lo_b = float(np.nanmedian(low[a])), float(np.nanmedian(low[b]))
+        if p10 is not None and p90 is not None and lo_a <= hb and lo_b <= ha:
+            return 0.0
+        return abs(math.log(la / lb))
+
+    limit = math.log(merge_ratio)
+    while len(stretches) > 1:
+        gaps = [apart(a, b) for a, b in zip(stretches, stretches[1:])]
+        k = int(np.argmin(gaps))
+        if gaps[k] >= limit:
+            break
+        stretches[k:k + 2] = [stretches[k] + stretches[k + 1]]
+    found = []
+    for s in stretches:
+        if len(s) < min_points:
+            continue
+        found.append({"first": s[0], "last": s[-1], "first_bytes": sizes[s[0]], "last_bytes": sizes[s[-1]],
+                      "ns": level(s), "points": len(s)})
+    return found
+
+
+def label_plateaus(found, caches):
+    """Name the plateaus in order L1, L2, ... by the data caches the OS reports; the last one
+    'memory' when it lies beyond the last-level cache. Each cache level gets a match: whether
+    the rise after its plateau (between the plateau's last size and the next plateau's first)
+    overlaps [size/2, 2 x size]."""
+    levels = sorted(caches)
+    llc = caches[levels[-1]] if levels else None
+    for k, p in enumerate(found):
+        if k == len(found) - 1 and llc and p["last_bytes"] > llc and k > 0:
+            p["label"] = "memory"
+        elif k < len(levels):
+            p["label"] = f"L{levels[k]}"
+        else:
+            p["label"] = f"plateau {k + 1}"
+    matches = []
+    for k, level in enumerate(levels):
+        size = caches[level]
+        p = found[k] if k < len(found) else None
+        nxt = found[k + 1] if k + 1 < len(found) else None
+        if p is None or nxt is None or p["label"] != f"L{level}":
+            matches.append({"level": level, "bytes": size, "edge": None, "match": None})
+            continue
+        edge = (p["last_bytes"], nxt["first_bytes"])
+        matches.append({"level": level, "bytes": size, "edge": edge,
+                        "match": bool(edge[0] <= 2 * size and edge[1] >= size / 2)})
+    return matches
+
+
+def latency_levels(data, caches):
+    """Plateaus of the latency curve, their labels and the per-level matches."""
+    lat = data.get("latency")
+    if not lat:
+        return [], []
+    found = plateaus(lat["bytes"], lat["median"], lat["p10"], lat["p90"])
+    matches = label_plateaus(found, caches)
+    return found, matches
+
+
+def bandwidth_points(data, caches):
+    """{'L1': index, 'memory': index} into the bandwidth curve: the largest size within half the
+    L1d, and the largest size measured if it is at least twice the last-level cache; the two
+    points the ranges, the model and the seed are compared at."""
+    bw = data.get("bandwidth")
+    if not bw:
+        return {}
+    sizes = bw["bytes"]
+    out = {}
+    l1 = caches.get(1)
+    if l1:
+        inside = [i for i, s in enumerate(sizes) if s <= l1 / 2]
+        if inside:
+            i = inside[-1]
+            out["L1"] = i
+    llc = caches[max(caches)] if caches else None
+    if llc and sizes[-1] >= 2 * llc:
+        out["memory"] = len(sizes) - 1
+    return out

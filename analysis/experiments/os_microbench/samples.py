@@ -1,0 +1,203 @@
+"""
+What programs/osbench.c prints and the values collected from its runs.
+
+Each of the eleven measurements is its own BenchExec run and prints, per variant, median, p10,
+p90, min and n (``COLUMNS``, in the benchmark definition's order). ``collect`` combines the runs
+into plain values; values stay in the units the program prints (ns, GB/s, bytes): the column
+names say which, so loading converts nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from analysis.core.stats import summarize
+from analysis.core.tasks import input_of
+
+# ---------------------------------------------------------------------------------------------
+# what the program prints (and the benchmark definition lists as columns)
+
+MEASURES = ("timer", "loop", "call", "syscall", "process", "thread", "ctxsw-process", "ctxsw-thread",
+            "mem-latency", "mem-bandwidth", "page-fault")
+# variants per measurement, main one first; every variant V has V-median-ns, ... V-n
+VARIANTS = {
+    "timer": ("tsc-lfence", "tsc-cpuid", "tsc-lfence-cost", "tsc-cpuid-cost", "clock-gettime", "clock"),
+    "loop": ("loop", "add"),
+    "call": tuple(f"call{k}" for k in range(8)),
+    "syscall": ("getppid", "vdso"),
+    "process": ("fork-exec", "fork-exit"),
+    "thread": ("pthread",),
+    "ctxsw-process": ("process-switch", "process-roundtrip", "process-pipe"),
+    "ctxsw-thread": ("thread-switch", "thread-roundtrip", "thread-pipe"),
+    "mem-latency": (),
+    "mem-bandwidth": (),
+    "page-fault": ("anon-write-page", "anon-write-fault", "anon-read-page", "anon-read-fault",
+                   "file-read-page", "file-read-fault"),
+}
+STATS = ("median", "p10", "p90", "min")
+MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbench.c)
+MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
+INFO_KEYS = (
+    "measure", "cpu", "allowed-cpus", "timer-source", "tsc-invariant", "rdtscp", "tsc-ghz",
+    "tsc-calibration-spread-ppm", "core-ghz", "migrations", "regions", "tsc-note", "tsc-cpuid-cost-calls",
+    "exec-target", "llc-source", "llc-bytes", "max-capped", "thp-mode", "hugepages-requested", "anon-huge-kib",
+    "lat-points", "lat-loads", "lat-n", "bw-points", "bw-kernel", "bw-n", "page-bytes", "pages", "file-fs",
+    "anon-write-faults-per-page", "anon-read-faults-per-page", "file-read-faults-per-page",
+)
+LAT_KEYS = ("lat-bytes-{:02d}", "lat-median-ns-{:02d}", "lat-p10-ns-{:02d}", "lat-p90-ns-{:02d}")
+BW_KEYS = ("bw-bytes-{:02d}", "bw-read-median-gbs-{:02d}", "bw-read-p10-gbs-{:02d}", "bw-read-p90-gbs-{:02d}",
+           "bw-write-median-gbs-{:02d}", "bw-write-p10-gbs-{:02d}", "bw-write-p90-gbs-{:02d}")
+
+
+def variant_keys(variant):
+    return [f"{variant}-{s}-ns" for s in STATS] + [f"{variant}-n"]
+
+
+#: every column identifier of benchmark-defs/os-microbench.xml, in its order (a test checks it)
+COLUMNS = tuple(
+    list(MAIN_KEYS) + list(INFO_KEYS)
+    + [key for m in MEASURES for v in VARIANTS[m] for key in variant_keys(v)]
+    + [k.format(i) for i in range(MAX_POINTS) for k in LAT_KEYS]
+    + [k.format(i) for i in range(MAX_POINTS) for k in BW_KEYS]
+)
+
+
+def _runs(tables):
+    """(valid runs as (measure, {key: value}), excluded runs as dicts) of all tables."""
+    valid_runs, excluded = [], []
+    for table in tables:
+        valid = table.valid()
+        text = {k: v for k, v in table.text_columns.items() if k not in ("status", "category")}
+        for i in range(len(table)):
+            values = {}
+            for key, array in table.columns.items():
+                value = float(array[i])
+                if math.isfinite(value):
+                    values[key] = value
+            for key, array in text.items():
+                if array[i]:
+                    values[key] = str(array[i])
+            measure = values.get("measure") or input_of(str(table.tasks[i]))
+            if not valid[i] or not isinstance(values.get("median"), float):
+                reason = table.status[i] or "no status"
+                if valid[i]:
+                    reason = f"{reason}, no measurement in its output"
+                excluded.append({"measure": measure, "task": str(table.tasks[i]), "status": reason, "file": table.path.name})
+                continue
+            valid_runs.append((measure, values))
+    return valid_runs, excluded
+
+
+def _combine(rows, keys):
+    """Per-run statistics of one variant combined over runs: median of the runs' medians, p10,
+    p90; the smallest min; n summed; the runs' medians kept for between-run spread."""
+    median_key, p10_key, p90_key, min_key, n_key = keys
+    rows = [r for r in rows if median_key in r]
+    if not rows:
+        return None
+    return {
+        "median": summarize([r[median_key] for r in rows]).median,
+        "p10": summarize([r.get(p10_key, float("nan")) for r in rows]).median,
+        "p90": summarize([r.get(p90_key, float("nan")) for r in rows]).median,
+        "min": float(min(r.get(min_key, r[median_key]) for r in rows)),
+        "n": int(sum(r.get(n_key, 0) for r in rows)),
+        "runs": len(rows),
+        "run_medians": [r[median_key] for r in rows],
+    }
+
+
+def _curve(rows, keys):
+    """Points present in any run, combined per size (median over runs of each statistic)."""
+    by_size = {}
+    for r in rows:
+        for i in range(MAX_POINTS):
+            size = r.get(keys[0].format(i))
+            if size is None:
+                continue
+            point = [r.get(k.format(i), float("nan")) for k in keys[1:]]
+            by_size.setdefault(int(size), []).append(point)
+    if not by_size:
+        return None
+    sizes = sorted(by_size)
+    columns = list(zip(*[[summarize(col).median for col in zip(*by_size[s])] for s in sizes]))
+    return sizes, [list(c) for c in columns]
+
+
+def _info(rows):
+    """Calibration and set-up values of one measurement's runs: counts summed, numbers as the
+    median over runs, text from the first run."""
+    info = {}
+    for key in INFO_KEYS:
+        present = [r[key] for r in rows if key in r]
+        if not present:
+            continue
+        if key in ("migrations", "regions"):
+            info[key] = int(sum(present))
+        elif all(isinstance(p, float) for p in present):
+            info[key] = summarize(present).median
+        else:
+            info[key] = str(present[0])
+    return info
+
+
+def _latency(rows):
+    """The latency curve: bytes and median/p10/p90 ns per working-set size, None without points."""
+    curve = _curve(rows, LAT_KEYS)
+    if not curve:
+        return None
+    sizes, (med, p10, p90) = curve
+    return {"bytes": sizes, "median": med, "p10": p10, "p90": p90}
+
+
+def _bandwidth(rows):
+    """The bandwidth curve: bytes and read/write median/p10/p90 GB/s per buffer size, None
+    without points."""
+    curve = _curve(rows, BW_KEYS)
+    if not curve:
+        return None
+    sizes, (rm, r10, r90, wm, w10, w90) = curve
+    return {"bytes": sizes, "read": {"median": rm, "p10": r10, "p90": r90}, "write": {"median": wm, "p10": w10, "p90": w90}}
+
+
+def collect(tables):
+    """Plain per-measurement values of the os-microbench runs in the given RunTables.
+
+    Returns a dict: ``runs`` (valid runs per measurement), ``excluded`` (runs left out, with
+    their status), ``variants`` (variant -> median, p10, p90, min in ns, n, runs, run_medians,
+    measure), ``main`` (measurement -> its main variant's values with unit), ``info``
+    (measurement -> calibration and set-up values: tsc-ghz, core-ghz, migrations summed, ...),
+    ``latency`` (bytes, median/p10/p90 ns per working-set size) and ``bandwidth`` (bytes, read
+    and write median/p10/p90 GB/s), each None when not measured.
+    """
+    valid_runs, excluded = _runs(tables)
+    data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None}
+    measures = list(MEASURES) + sorted({m for m, _ in valid_runs} - set(MEASURES))
+    for measure in measures:
+        rows = [v for m, v in valid_runs if m == measure]
+        if not rows:
+            continue
+        data["runs"][measure] = len(rows)
+        data["info"][measure] = _info(rows)
+        main = _combine(rows, ("median", "p10", "p90", "min", "n"))
+        main["variant"] = str(rows[0].get("variant", ""))
+        main["unit"] = str(rows[0].get("unit", ""))
+        data["main"][measure] = main
+        for variant in VARIANTS.get(measure, ()):
+            combined = _combine(rows, variant_keys(variant))
+            if combined:
+                data["variants"][variant] = {"measure": measure, "unit": "ns", **combined}
+        if measure == "mem-latency":
+            data["latency"] = _latency(rows)
+        if measure == "mem-bandwidth":
+            data["bandwidth"] = _bandwidth(rows)
+    return data
+
+
+def core_ghz(data, measure):
+    """The core clock (GHz, from the dependent-add chain) of ``measure``'s runs, else the median
+    over all measurements: cycles, not TSC ticks, turn the model's and the seed's cycles into ns."""
+    value = data["info"].get(measure, {}).get("core-ghz")
+    if value is None:
+        values = [i.get("core-ghz") for i in data["info"].values() if i.get("core-ghz")]
+        value = summarize(values).median if values else None
+    return value if value and math.isfinite(value) else None

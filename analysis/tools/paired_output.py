@@ -21,7 +21,7 @@ def add_arguments(parser):
     parser.add_argument("--paired", action="store_true",
                         help="pair runs task by task (the default when both sides are one run per task)")
     parser.add_argument("--min-cputime", type=float, default=paired.MIN_CPUTIME, metavar="SECONDS",
-                        help="paired mode: tasks under this CPU time on both sides are left out of the statistics "
+                        help="paired mode: tasks under this CPU time (geometric mean of both sides) are left out of the statistics "
                              f"(default {paired.MIN_CPUTIME:g})")
     parser.add_argument("--report", type=Path, metavar="DIR",
                         help="paired mode: write report.html (scatter and quantile plots) and the PNGs into DIR")

@@ -245,7 +245,7 @@ def compare_run_sets(base, new, columns, alpha, threshold, min_cputime) -> Compa
     present = [c for c in columns if base.usable[c].any() and new.usable[c].any()]
     score = base.score is not None and new.score is not None
     comparison = Comparison(
-        name=base.name if base.name == new.name else f"{base.name} -> {new.name}",
+        name=_name(base, new),
         base=_describe(base), new=_describe(new),
         paired=len(pairs.base), by_tail=pairs.by_tail, only_base=len(pairs.only_base), only_new=len(pairs.only_new),
         only_base_tasks=base.names[pairs.only_base[:pairing.MAX_LISTED]].tolist(),
@@ -262,6 +262,15 @@ def compare_run_sets(base, new, columns, alpha, threshold, min_cputime) -> Compa
     )
     comparison.arrays = {"pairs": pairs, "base": base, "new": new}
     return comparison
+
+
+def _name(base, new):
+    """What the comparison is called: the run set, with the two dates where only they differ."""
+    if base.name != new.name:
+        return f"{base.name} -> {new.name}"
+    if base.date[:10] != new.date[:10]:
+        return f"{base.name} {base.date[:10]} -> {new.date[:10]}"
+    return base.name
 
 
 def _describe(run_set):
@@ -292,9 +301,15 @@ def match_run_sets(base_sets, new_sets):
 def compare_paired(base_sets, new_sets, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02,
                    min_cputime=MIN_CPUTIME) -> PairedResult:
     """Paired comparison of every matching pair of run sets; Holm over all overall rows."""
-    columns = tuple(dict.fromkeys(("cputime", *columns)))   # the min-time filter needs cputime
     matched, skipped = match_run_sets(base_sets, new_sets)
-    comparisons = []
+    return compare_pairs(matched, columns, alpha, threshold, min_cputime, skipped)
+
+
+def compare_pairs(matched, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02, min_cputime=MIN_CPUTIME,
+                  skipped=()) -> PairedResult:
+    """Paired comparison of the given (base, new) run sets; Holm over all overall rows."""
+    columns = tuple(dict.fromkeys(("cputime", *columns)))   # the min-time filter needs cputime
+    comparisons, skipped = [], list(skipped)
     for base, new in matched:
         try:
             comparisons.append(compare_run_sets(base, new, columns, alpha, threshold, min_cputime))

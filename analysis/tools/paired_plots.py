@@ -22,7 +22,7 @@ import numpy as np
 
 from analysis.core import plots
 from analysis.core.report import Figure, Report, Section, Table, write_report
-from analysis.tools import paired, pairing, paired_output
+from analysis.tools import paired, pairing, paired_text
 
 _BASE_COLOUR, _NEW_COLOUR = "#4c72b0", "#c0392b"
 _POINT_LIMIT = 20_000   # beyond, points are drawn as pixels
@@ -157,19 +157,19 @@ def section(result, section_id="paired", title=None, drawn=None):
     out = Section(id=section_id, title=title or "Paired comparison over tasks",
                   paragraphs=[result.method()], warnings=[f"Not compared: {s}" for s in result.skipped])
     for c, made in zip(result.comparisons, drawn):
-        out.paragraphs += [f"{c.name}: " + " ".join(paired_output.summary_lines(c))]
+        out.paragraphs += [f"{c.name}: " + " ".join(paired_text.summary_lines(c))]
         if c.newly_wrong:
             out.warnings.append(f"{c.name}: {c.newly_wrong} task(s) newly wrong: {', '.join(c.newly_wrong_tasks)}")
-        header, rows = paired_output.transition_rows(c)
+        header, rows = paired_text.transition_rows(c)
         out.tables.append(Table(f"{c.name}: status of the paired tasks", header, rows,
                                 caption="Rows: outcome on the base side; columns: on the new side."))
-        out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_output.STAT_HEADER,
-                                paired_output.column_rows(c), caption=result.method()))
+        out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER,
+                                paired_text.column_rows(c), caption=result.method()))
         for col in c.columns:
             if col.blocks:
                 out.tables.append(Table(f"{c.name}: {col.column} per task set ({c.block_source})",
-                                        paired_output.BLOCK_HEADER,
-                                        [paired_output.stat_cells(s, s.block) for s in col.blocks],
+                                        paired_text.BLOCK_HEADER,
+                                        [paired_text.stat_cells(s, s.block) for s in col.blocks],
                                         caption="Holm over the task sets."))
         for title_, png, caption in made.values():
             out.figures.append(Figure(title_, png, caption))

@@ -132,6 +132,7 @@ class RunSet:
     date: str
     version: str
     names: np.ndarray      # task names
+    statuses: np.ndarray   # BenchExec's status per run
     keys: list             # run identity per run (name, properties), unique within the run set
     outcome: np.ndarray    # OUTCOMES codes
     finished: np.ndarray   # bool: finished normally (RunTable.valid)
@@ -174,7 +175,7 @@ def run_set(tables, columns) -> RunSet:
     """One RunSet of one or more tables of the same run definition and invocation (per-task-set
     files: their `block` attribute names the task set of their runs)."""
     first = tables[0]
-    parts = {key: [] for key in ("names", "keys", "outcome", "finished", "blocks", "score")}
+    parts = {key: [] for key in ("names", "statuses", "keys", "outcome", "finished", "blocks", "score")}
     values = {c: [] for c in columns}
     reasons = {c: [] for c in columns}
     units, score_method = {}, ""
@@ -183,6 +184,7 @@ def run_set(tables, columns) -> RunSet:
         finished = table.valid()
         codes = outcomes(table, finished)
         parts["names"].append(table.tasks)
+        parts["statuses"].append(table.status)
         parts["keys"] += _identity(table)
         parts["outcome"].append(codes)
         parts["finished"].append(finished)
@@ -207,7 +209,7 @@ def run_set(tables, columns) -> RunSet:
         name=first.rundefinition or first.name,
         label=", ".join(t.path.name for t in tables),
         date=first.date, version=first.version,
-        names=np.concatenate(parts["names"]), keys=keys,
+        names=np.concatenate(parts["names"]), statuses=np.concatenate(parts["statuses"]), keys=keys,
         outcome=np.concatenate(parts["outcome"]), finished=np.concatenate(parts["finished"]),
         values=joined, units=units,
         usable={c: np.isfinite(v) for c, v in joined.items()},

@@ -336,6 +336,7 @@ def test_report_option_writes_html_and_pngs(scratch):
     code, _ = timekit("compare", base, new, "--report", scratch / "report")
     assert code == 1
     pngs = sorted(p.name for p in (scratch / "report").glob("*.png"))
-    assert pngs == ["SV-COMP25_unreach-call.quantile.png", "SV-COMP25_unreach-call.scatter.png"]
+    stem = "SV-COMP25_unreach-call_2025-01-10_to_2025-01-17"
+    assert pngs == [f"{stem}.quantile.png", f"{stem}.scatter.png"]
     page = (scratch / "report" / "report.html").read_text()
     assert "per-task ratios new/base" in page and page.count("<img") == 2

@@ -134,7 +134,7 @@ def quantile(run_sets, labels, column="cputime", limit=None):
 
 def figures(comparison, threshold):
     """{file stem: (title, PNG bytes, caption)} of one comparison."""
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in comparison.name)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in comparison.name.replace(" -> ", "_to_"))
     base, new = comparison.arrays["base"], comparison.arrays["new"]
     limit = _limit(comparison)
     return {

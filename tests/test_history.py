@@ -250,9 +250,10 @@ def _mongo():
 @pytest.mark.unit
 def test_cross_check_with_mongodb_e_divisive_on_the_same_series():
     """Both implementations on the same 20 seeded series. One step (15 + 15 sets, +5 %, 1 % noise):
-    both place it at 15 alone in at least 16 of 20 (18 and 17 here). Up and back (10 sets at 1.0, 10 at 1.1, 10 at 1.0):
-    ours finds both changes in all 20; MongoDB's, which compares a stretch only with the rest of
-    its segment, finds them in at most 5 (3 when this was written): why ours stays."""
+    both place it at 15 alone in at least 16 of 20 (18 and 17 here). Up and back (10 sets at 1.0,
+    10 at 1.1, 10 at 1.0): ours finds both changes in all 20; MongoDB's, which compares a stretch
+    only with the whole rest of its segment, is borderline there and finds both in 28 of 80 (20
+    series x its permutation seeds 0-3: 3, 12, 9, 4): why ours stays."""
     mongo, seeded = _mongo()
     step_ours = step_mongo = updown_ours = updown_mongo = 0
     for s in range(20):
@@ -261,11 +262,12 @@ def test_cross_check_with_mongodb_e_divisive_on_the_same_series():
         r = np.random.default_rng(s)
         updown = np.r_[r.normal(1, 0.01, 10), r.normal(1.1, 0.01, 10), r.normal(1.0, 0.01, 10)]
         with seeded(0):
-            found_step, found_updown = sorted(mongo(step, pvalue=0.05, permutations=199)), sorted(mongo(updown, pvalue=0.05, permutations=199))
-        step_mongo += found_step == [15]
-        updown_mongo += {10, 20} <= set(found_updown)
+            step_mongo += sorted(mongo(step, pvalue=0.05, permutations=199)) == [15]
+        for permutation_seed in range(4):
+            with seeded(permutation_seed):
+                updown_mongo += {10, 20} <= set(mongo(updown, pvalue=0.05, permutations=199))
         step_ours += [x.position for x in history.e_divisive(step, permutations=199, seed=0)] == [15]
         updown_ours += {10, 20} <= {x.position for x in history.e_divisive(updown, permutations=199, seed=0)}
     assert step_ours >= 16 and step_mongo >= 16
     assert updown_ours == 20
-    assert updown_mongo <= 5
+    assert updown_mongo <= 40

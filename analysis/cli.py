@@ -38,6 +38,7 @@ from analysis.sweep.model import Preset
 from analysis.tools import calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
+from analysis.tools import paired_output
 
 EXIT_ERROR = 2
 
@@ -133,6 +134,7 @@ def build_parser():
     compare.add_argument("--threshold", type=probability, default=0.02,
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    paired_output.add_arguments(compare)
 
     history = commands.add_parser(
         "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
@@ -259,12 +261,14 @@ def cmd_demo(args):
 
 def cmd_compare(args):
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    wanted = {"status", "category", *columns}
+    wanted = {"status", "category", *columns} | paired_output.wanted_columns(args.columns)
     try:
         base = load_tables(args.base, wanted)[:2]
         new = load_tables(args.new, wanted)[:2]
     except results.ResultFileError as e:
         raise pipeline.PipelineError(str(e)) from None
+    if paired_output.applies(args, base[0], new[0]):
+        return paired_output.run(args, base[0], new[0])
     rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
     if not rows:
         raise pipeline.PipelineError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")

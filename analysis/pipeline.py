@@ -6,6 +6,7 @@ out. A failure here never touches a result file. Each experiment's section comes
 folder (analysis.experiments); this module knows none of them by name.
 """
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from analysis.machine import environment
 from analysis.machine import facts as machine_facts
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
+from analysis.tools import generic_report
 
 
 class PipelineError(UserError):
@@ -79,18 +81,21 @@ def experiment_of(table, sweep=None):
     return "time-apis" if table.toolmodule.startswith("tool_info.timed_") else None
 
 
-def build_report(paths, table_pages=None):
+def build_report(paths, table_pages=None, notes=None):
     """The report over sweep directories and/or result files, plus what it was made of;
-    `table_pages` maps an experiment to its table-generator pages, as paths relative to the report."""
+    `table_pages` maps an experiment to its table-generator pages, as paths relative to the report;
+    `notes` (a list) gets one line per thing analysed or skipped, for the terminal."""
+    notes = [] if notes is None else notes
     by_experiment, conditions, sweeps, sources = {}, {}, [], []
     for path in paths:
-        t, c, sweep = load_tables(path, all_columns())
+        t, c, sweep = load_tables(path, all_columns() | generic_report.wanted_columns())
         conditions.update(c)
         sources += t
         if sweep:
             sweeps.append((Path(path), sweep))
         for table in t:
-            by_experiment.setdefault(experiment_of(table, sweep), []).append(table)
+            experiment = experiment_of(table, sweep)
+            by_experiment.setdefault(experiment, []).append(table if experiment is None else _only(table, all_columns()))
     if not sources:
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
     unknown = by_experiment.pop(None, [])
@@ -117,16 +122,34 @@ def build_report(paths, table_pages=None):
                 columns=["page (relative to this report)"], rows=[[str(page)] for page in pages],
                 caption=f"Made with table-configs/{name}.xml."))
         report.sections.append(section)
+        notes.append(f"analysed {name}: {len(by_experiment[name])} result file(s)")
         report.data[name] = result.data
         if result.samples is not None and not report.samples:
             report.samples = result.samples
     if unknown:
-        report.data["not analysed"] = sorted({str(t.path) for t in unknown})
+        generic = generic_report.generic(unknown)
+        report.sections += generic.sections
+        notes += generic.notes
+        if generic.data:
+            report.data["no experiment"] = generic.data
+        if generic.skipped_files:
+            report.data["not analysed"] = generic.skipped_files
     report.data["sources"] = [str(t.path) for t in sources]
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build}
                              for d, s in sweeps]
     return report
+
+
+def _only(table, columns):
+    """The table with just these columns (and status, category), as an experiment's section
+    expects it; the generic section's extra columns are loaded for files of no experiment."""
+    keep = set(columns) | {"status", "category"}
+    return dataclasses.replace(
+        table, columns={k: v for k, v in table.columns.items() if k in keep},
+        units={k: v for k, v in table.units.items() if k in keep},
+        text_columns={k: v for k, v in table.text_columns.items() if k in keep},
+        nonfinite={k: v for k, v in table.nonfinite.items() if k in keep})
 
 
 def _facts(sweeps, tables):
@@ -138,8 +161,9 @@ def _facts(sweeps, tables):
     return machine_facts.for_results(tables)
 
 
-def tables_and_report(paths, outdir):
-    """table-generator pages for every sweep, then the report; returns the report's paths."""
+def tables_and_report(paths, outdir, out=None):
+    """table-generator pages for every sweep, then the report; returns the report's paths. What
+    was analysed and what was skipped (and why) is printed to `out` (default stdout)."""
     pages = {}
     for path in map(Path, paths):
         if (path / MANIFEST).exists():
@@ -150,7 +174,10 @@ def tables_and_report(paths, outdir):
             # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'
             # notes and NaN results already say so in the report
             warnings.simplefilter("ignore", RuntimeWarning)
-            report = build_report(paths, pages)
+            notes = []
+            report = build_report(paths, pages, notes)
     except results.ResultFileError as e:
         raise PipelineError(str(e)) from None
+    for line in notes:
+        print(line, file=out or sys.stdout)
     return write_report(report, outdir)

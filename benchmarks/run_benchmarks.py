@@ -1,4 +1,5 @@
-"""Benchmarks of the kit against BenchExec itself: runner overhead and analysis of 100,000 runs.
+"""Benchmarks of the kit against BenchExec itself: runner overhead, analysis of 100,000 runs, and
+compare of two competition-style files (benchmarks/compare_benchmark.py).
 
 1. runner: the kit's experiment runner against plain benchexec on the same runs.
    A = `python -m analysis.cli run time-apis --reps R --loads 0 --reruns 1 --output DIR`; its
@@ -34,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+import compare_benchmark
+
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "benchmarks" / "make_large_result.py"
 RESULTS_DIR = REPO / "benchmarks" / "results"
@@ -62,8 +65,9 @@ def loadavg():
         return None
 
 
-def check_call(command, log_path, **kwargs):
-    """Run a command with its output in log_path; its wall time in s, or BenchmarkError."""
+def check_call(command, log_path, ok=(0,), **kwargs):
+    """Run a command with its output in log_path; its wall time in s, or BenchmarkError when its
+    exit code is not in `ok`."""
     with open(log_path, "w") as out:
         out.write(f"# {' '.join(map(str, command))}\n")
         out.flush()
@@ -71,7 +75,7 @@ def check_call(command, log_path, **kwargs):
         done = subprocess.run(list(map(str, command)), stdout=out, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, cwd=REPO, **kwargs)
         seconds = time.monotonic() - begin
-    if done.returncode != 0:
+    if done.returncode not in ok:
         tail = (Path(log_path).read_text().strip().splitlines() or ["no output"])[-1]
         raise BenchmarkError(f"{command[0]} ... exited with {done.returncode}: {tail} (log: {log_path})")
     return seconds
@@ -186,10 +190,10 @@ def large_file(workdir, runs, seed):
     return path
 
 
-def timed(command, workdir, name):
+def timed(command, workdir, name, ok=(0,)):
     """Wall time (s) and peak RSS (KiB) of a command, as GNU time reports them."""
     times = workdir / f"{name}.time"
-    check_call([GNU_TIME, "-o", times, "-f", "%e %M", *command], workdir / f"{name}.log")
+    check_call([GNU_TIME, "-o", times, "-f", "%e %M", *command], workdir / f"{name}.log", ok=ok)
     wall, rss = times.read_text().split()[-2:]  # the last line: '%e %M'
     return float(wall), int(rss)
 
@@ -312,6 +316,8 @@ def table(result):
             f"  {'met' if s['met']['rss'] else 'MISSED'}",
             f"{'analysis: table-generator peak RSS (MB)':44} {_fmt(s['tg_peak_rss_kib'] * 1024 / 1e6, '14.0f')}  (info)",
         ]
+    if result.get("compare"):
+        lines += compare_benchmark.table_lines(result["compare"], _fmt)
     return "\n".join(lines)
 
 
@@ -324,7 +330,10 @@ def build_parser():
     parser.add_argument("--quick", action="store_true",
                         help="smaller run: runner with --reps 10 (40 runs) instead of 30 (120 runs), "
                              "analysis of 20,000 runs instead of 100,000; same number of rounds")
-    parser.add_argument("--only", choices=("runner", "analysis"), help="run just one of the two benchmarks")
+    parser.add_argument("--only", choices=("runner", "analysis", "compare"), help="run just one of the benchmarks")
+    parser.add_argument("--tasks", type=int, help="compare: tasks per result file (default 100000, 20000 with --quick)")
+    parser.add_argument("--big-tasks", type=int, help="compare: tasks per file of the competition-scale round, "
+                        "kit only (default 1000000, 0 skips it and is the default with --quick)")
     parser.add_argument("--reps", type=int, help="runner: repetitions per input and timing API (default 30, 10 with --quick)")
     parser.add_argument("--runs", type=int, help="analysis: runs in the generated result file (default 100000, 20000 with --quick)")
     parser.add_argument("--seed", type=int, default=0, help="analysis: seed of the generated file (default 0)")
@@ -359,6 +368,10 @@ def main(argv=None):
             result["runner"] = bench_runner(workdir, reps, args.repeat)
         if args.only in (None, "analysis"):
             result["analysis"] = bench_analysis(workdir, runs, args.seed, args.repeat)
+        if args.only in (None, "compare"):
+            tasks = args.tasks or (20_000 if args.quick else 100_000)
+            big = args.big_tasks if args.big_tasks is not None else (0 if args.quick else 1_000_000)
+            result["compare"] = compare_benchmark.bench_compare(sys.modules[__name__], workdir, tasks, big, args.repeat)
     except BenchmarkError as e:
         print(f"run_benchmarks: error: {e}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from analysis.core import stats
+from analysis.core import stats, validity
 from analysis.core.tasks import input_of
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
@@ -52,7 +52,7 @@ def groups(tables, conditions, columns):
         valid = table.valid()
         for column in columns:
             values = table.columns.get(column, np.full(len(table), np.nan))
-            keep = valid & np.isfinite(values)
+            keep = validity.of_column(table, column, valid).usable  # no NaN, Inf or negative time
             for name in dict.fromkeys(inputs.tolist()):
                 mask = inputs == name
                 kept, left_out = groups.get((rundefinition, name, column), ([], 0))
@@ -100,7 +100,8 @@ def _cells(r):
 def legend(alpha, threshold):
     return (f"verdict: Welch t, Holm over {{n}} rows, alpha {alpha}; slower/faster only when p < alpha and "
             f"|change| > {threshold:.1%}, else ~. Mann-Whitney U shown for comparison. "
-            "CI: bootstrap of the ratio of means. left out: runs that did not finish normally (base/new).")
+            "CI: bootstrap of the ratio of means. left out: runs that did not finish normally or whose value is "
+            "no measurement (none, NaN, infinite, negative) (base/new).")
 
 
 def render(rows, fmt, alpha, threshold):

@@ -85,7 +85,8 @@ def scores(table, codes):
 
     keys = list(zip(table.status.tolist(), table.category.tolist()))
     points = {key: score(*key) for key in set(keys)}
-    return np.fromiter(map(points.__getitem__, keys), float, len(keys)), "BenchExec's SV-COMP scheme (benchexec.result: correct true +2, false +1; wrong true -32, false -16)"
+    scores = np.fromiter(map(points.__getitem__, keys), float, len(keys))
+    return scores, "BenchExec's SV-COMP scheme (benchexec.result: correct true +2, false +1; wrong true -32, false -16)"
 
 
 def time_limit(table):

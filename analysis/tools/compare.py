@@ -86,12 +86,16 @@ def groups(tables, conditions, columns):
 
 
 def _per_run(key, a, b, out_a, out_b, alpha):
-    """Runs as the unit: one invocation on at least one side."""
+    """Runs as the unit: one invocation on at least one side (a, b: per-invocation arrays)."""
+    reruns_a, reruns_b = len(a), len(b)
+    a, b = np.concatenate(a or [[]]), np.concatenate(b or [[]])
+    if len(a) < 2 or len(b) < 2:
+        return None
     tests = {r.test: r for r in stats.two_sample_tests(a, b, "base", "new", alpha=alpha,
                                                           tests=("Welch t", "Mann-Whitney U"))}
     ratio = stats.ratio_of_means(a, b)
     return Row(*key, len(a), len(b), out_a, out_b, float(a.mean()), float(b.mean()), ratio.ratio, ratio.ci_low,
-               ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p, note=ONE_INVOCATION)
+               ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p, reruns_a, reruns_b, note=ONE_INVOCATION)
 
 
 def _per_rerun(key, a, b, out_a, out_b):
@@ -110,12 +114,9 @@ def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02):
     rows = []
     for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
         (a, out_a), (b, out_b) = base_groups[key], new_groups[key]
-        if len(a) >= 2 and len(b) >= 2:
-            rows.append(_per_rerun(key, a, b, out_a, out_b))
-            continue
-        a, b = np.concatenate(a or [[]]), np.concatenate(b or [[]])
-        if len(a) >= 2 and len(b) >= 2:
-            rows.append(_per_run(key, a, b, out_a, out_b, alpha))
+        row = _per_rerun(key, a, b, out_a, out_b) if len(a) >= 2 and len(b) >= 2 else _per_run(key, a, b, out_a, out_b, alpha)
+        if row:
+            rows.append(row)
     for row, p in zip(rows, stats.holm([r.welch_p for r in rows]) if rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
@@ -149,7 +150,7 @@ def legend(rows, alpha, threshold):
                  "two-stage bootstrap (reruns, then runs within); 'between reruns': share of the variance between "
                  "reruns (one-way random-effects ANOVA), the rest is within reruns.")
     if "run" in units:
-        text += (" Rows with reruns 1 on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
+        text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
                  f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")
     return text
 
@@ -160,14 +161,14 @@ def render(rows, fmt, alpha, threshold):
         return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
                            "regression": regressed(rows), "method": note}, indent=2, default=str)
     single = sum(r.unit == "run" for r in rows)
-    if single:  # the limitation first, where a reader of a CI log sees it
-        note = (f"{single} of {len(rows)} rows compare one invocation per side ({ONE_INVOCATION}); run 2+ reruns "
-                "per side (timekit ab) to have it measured.\n" + note)
+    # the limitation first, where a reader of a CI log sees it
+    first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
+             "per side (timekit ab) to have it measured.\n\n") if single else ""
     table = [HEADER] + [_cells(r) for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(row) + " |" for row in table]
         lines.insert(1, "|" + "---|" * len(HEADER))
-        return "\n".join(lines) + f"\n\n{note}"
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-    return "\n".join(lines) + f"\n\n{note}"
+    else:
+        widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    return first + "\n".join(lines) + f"\n\n{note}"

@@ -132,11 +132,11 @@ def two_stage_means(reruns, resamples, rng, exact=True):
     return levels.mean(axis=1)
 
 
-def ratio_ci(base, new, df, confidence=0.95, resamples=RESAMPLES, seed=SEED):
+def ratio_ci(base, new, df, confidence=0.95, resamples=RESAMPLES, seed=SEED, exact_draws=EXACT_DRAWS):
     """(low, high, method) of mean(new rerun means) / mean(base rerun means): two-stage bootstrap,
     expanded percentile interval for min(M) reruns and Welch's df (plain percentile if df is nan)."""
     rng = np.random.default_rng([seed, 12])
-    exact = resamples * max(sum(r.size for r in base), sum(r.size for r in new)) <= EXACT_DRAWS
+    exact = resamples * max(sum(r.size for r in base), sum(r.size for r in new)) <= exact_draws
     ratios = two_stage_means(new, resamples, rng, exact) / two_stage_means(base, resamples, rng, exact)
     m = min(len(base), len(new))
     alpha = 1 - confidence

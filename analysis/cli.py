@@ -5,6 +5,7 @@
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
+  timekit ab BASE NEW           two definitions in alternation, M reruns each, then compare by rerun
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
   timekit cores rank|run        rank the cores from core-heterogeneity results; run on the K fastest
@@ -36,6 +37,7 @@ from analysis.sweep import lint as lint_mod
 from analysis.sweep import runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Preset
+from analysis.tools import ab as ab_mod
 from analysis.tools import calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
@@ -132,6 +134,8 @@ def build_parser():
     compare.add_argument("--threshold", type=probability, default=0.02,
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+
+    ab_mod.add_parser(commands, positive_int, probability)
 
     history = commands.add_parser(
         "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
@@ -314,7 +318,7 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
+            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run}
 USER_ERRORS = (runner.SweepError, TaskError, UserError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
 
 

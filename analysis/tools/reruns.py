@@ -43,7 +43,7 @@ import scipy.stats
 
 RESAMPLES = 2000
 EXACT_DRAWS = 50_000_000     # inner-stage draws per side up to which runs are really resampled
-CHUNK = 4_000_000            # run indices drawn at once (memory bound: 16 MB as int32)
+CHUNK = 4_000_000            # run indices drawn at once (memory bound: 32 MB)
 SEED = 0
 
 
@@ -109,7 +109,7 @@ def _resampled_means(runs, count, rng):
     rows = max(1, CHUNK // runs.size)
     for start in range(0, count, rows):
         stop = min(count, start + rows)
-        picks = rng.integers(0, runs.size, (stop - start, runs.size), dtype=np.int32)
+        picks = rng.integers(0, runs.size, (stop - start, runs.size))   # int64: np.take needs no copy
         out[start:stop] = np.take(runs, picks).mean(axis=1)
     return out
 
@@ -148,7 +148,7 @@ def ratio_ci(base, new, df, confidence=0.95, resamples=RESAMPLES, seed=SEED, exa
                                      f"expanded percentile interval (percentiles at {100 * alpha:.2g} %)")
 
 
-def compare_reruns(base, new, confidence=0.95, resamples=RESAMPLES, seed=SEED):
+def compare_reruns(base, new, confidence=0.95, resamples=RESAMPLES, seed=SEED, exact_draws=EXACT_DRAWS):
     """Rerun-level comparison of two sides, each a list of per-rerun arrays of finished values
     (2+ reruns per side, 1+ runs per rerun)."""
     base = [np.asarray(r, dtype=float) for r in base]
@@ -158,7 +158,7 @@ def compare_reruns(base, new, confidence=0.95, resamples=RESAMPLES, seed=SEED):
     with np.errstate(all="ignore"):
         welch = scipy.stats.ttest_ind(means_a, means_b, equal_var=False)
     mwu = scipy.stats.mannwhitneyu(means_a, means_b, alternative="two-sided").pvalue
-    low, high, method = ratio_ci(base, new, float(welch.df), confidence, resamples, seed)
+    low, high, method = ratio_ci(base, new, float(welch.df), confidence, resamples, seed, exact_draws)
     mean_a, mean_b = float(means_a.mean()), float(means_b.mean())
     return RerunComparison(mean_a, mean_b, mean_b / mean_a, low, high, float(welch.pvalue), float(mwu),
                            variance_components(base, new), method)

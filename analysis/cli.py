@@ -39,6 +39,7 @@ from analysis.sweep.load import load_tables
 from analysis.sweep.model import Preset
 from analysis.tools import ab as ab_mod
 from analysis.tools import calibration
+from analysis.tools import calibration_between
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
 
@@ -159,13 +160,17 @@ def build_parser():
             "A/A: random halvings of one measured sample (and fresh lognormal pairs) judged by compare's rule (Welch t at "
             "--alpha; verdict also needs --threshold), rates with binomial CIs. Power to flag 1, 2 and 5 % slowdowns at "
             "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
-            "input of a result set, at its measured CV of --column; or at --cv.", 78))
+            "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
+            "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
+            "per-run rule over random splits into M = 3, 5, 10 a side, power against --slower invocations, --until.", 78))
     source = calibrate.add_mutually_exclusive_group(required=True)
-    source.add_argument("results", nargs="?", type=Path, help="one result set: a result file, a directory of one invocation, or a sweep")
+    source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
     source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
     calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
+    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 10")
+    calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
@@ -293,6 +298,9 @@ def cmd_history(args):
 
 
 def cmd_calibrate(args):
+    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
+        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
+                                           alpha=args.alpha, threshold=args.threshold, until=args.until)
     source = args.cv if args.cv is not None else args.results
     return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
                                            alpha=args.alpha, threshold=args.threshold)

@@ -56,8 +56,8 @@ class Row:
 
 
 def rerun_groups(tables, conditions, columns):
-    """{(run definition, input, column): ([finished values per invocation], count left out)}; an
-    invocation is BenchExec's (benchmark name, date); in a sweep the run definition is named with
+    """{(run definition, input, column): ([finished values per invocation, by date], count left out)};
+    an invocation is BenchExec's (benchmark name, date); in a sweep the run definition is named with
     its condition or load level, and its reruns are the invocations."""
     groups = {}
     for table in tables:
@@ -75,8 +75,13 @@ def rerun_groups(tables, conditions, columns):
                 kept, left_out = groups.get((rundefinition, name, column), ({}, 0))
                 kept.setdefault(invocation, []).append(values[mask & keep])
                 groups[(rundefinition, name, column)] = (kept, left_out + int((mask & ~keep).sum()))
-    return {key: ([v for v in (np.concatenate(parts) for parts in kept.values()) if v.size], left_out)
+    return {key: ([v for v in (np.concatenate(kept[i]) for i in sorted(kept, key=_date_first)) if v.size], left_out)
             for key, (kept, left_out) in groups.items()}
+
+
+def _date_first(invocation):
+    benchmark, date = invocation
+    return date, benchmark
 
 
 def groups(tables, conditions, columns):

@@ -115,7 +115,7 @@ def aa(arrays, m, splits, alpha, threshold, rng):
     s = _stats(arrays)
     judged = judge(s, s, order[:, :m], order[:, m:2 * m], alpha, threshold)
     row = {"m": m, "splits": splits, **_rates(judged, splits)}
-    row["within_tolerance"] = abs(row["new"]["significant"]["rate"] - alpha) <= calibration.TOLERANCE
+    row["within_tolerance"] = bool(abs(row["new"]["significant"]["rate"] - alpha) <= calibration.TOLERANCE)
     return row
 
 

@@ -43,8 +43,8 @@ from analysis.tools import calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import reruns
 
-SIZES = (3, 5, 10)                     # reruns per side
-GRID = (2, 3, 5, 7, 10, 15, 20)        # reruns per side in the simulation
+SIZES = (3, 5, 7, 10)                  # reruns per side
+GRID = (2, 3, 4, 5, 6, 7, 8, 10, 15, 20)  # reruns per side in the simulation
 SPLITS = 2000
 SEQUENTIAL_TRIALS = 200
 SIMULATIONS = 4000

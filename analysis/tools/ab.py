@@ -56,7 +56,7 @@ class ABRun:
     reruns: int                # planned so far (grows with --until)
     until: float = None        # CI half-width target in percent, or None
     max_reruns: int = 20
-    load: int = 0              # background busy processes during every invocation
+    background: int = 0        # busy processes around every invocation (--load)
     container: bool = True
     created: str = ""
     steps: list = field(default_factory=list)
@@ -84,7 +84,7 @@ class ABRun:
     def plan(self, rerun):
         """The two invocations of one rerun, in the order a seeded shuffle gives it."""
         order = np.random.default_rng([self.seed, rerun]).permutation(len(SIDES))
-        self.steps += [Step(load=self.load, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
+        self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
                        for i in order]
 
 

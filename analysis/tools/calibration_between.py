@@ -167,19 +167,21 @@ def simulate(components, n, mean_ratio, alpha, threshold, simulations, seed):
     """The new rule on lognormal rerun levels and runs at the measured CVs: A/A rate and power."""
     rng = np.random.default_rng([seed, 22])
     sb, sw = (math.sqrt(math.log1p(cv * cv)) for cv in (components.cv_between, components.cv_within))
+
+    def side(m, effect):
+        level = rng.lognormal(-sb * sb / 2, sb, (simulations, m))
+        if n <= 100:
+            runs = rng.lognormal(-sw * sw / 2, sw, (simulations, m, n)).mean(axis=2)
+        else:  # the mean of n > 100 runs: its normal limit (memory)
+            runs = rng.normal(1.0, components.cv_within / math.sqrt(n), (simulations, m))
+        return (1 + effect) * level * runs
+
     rows = []
     for m in GRID:
-        def side(effect):
-            level = rng.lognormal(-sb * sb / 2, sb, (simulations, m))
-            if n <= 100:
-                runs = rng.lognormal(-sw * sw / 2, sw, (simulations, m, n)).mean(axis=2)
-            else:  # the mean of n > 100 runs: its normal limit (memory)
-                runs = rng.normal(1.0, components.cv_within / math.sqrt(n), (simulations, m))
-            return (1 + effect) * level * runs
-        base = side(0.0)
+        base = side(m, 0.0)
         row = {"m": m}
         for name, effect in (("aa", 0.0), ("measured", mean_ratio - 1), ("five", EFFECT)):
-            new = side(effect)
+            new = side(m, effect)
             p = scipy.stats.ttest_ind(base, new, axis=1, equal_var=False).pvalue
             ratio = new.mean(axis=1) / base.mean(axis=1)
             verdict = (p < alpha) & (np.abs(ratio - 1) > threshold)

@@ -162,14 +162,14 @@ def build_parser():
             "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
             "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
             "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
-            "per-run rule over random splits into M = 3, 5, 10 a side, power against --slower invocations, --until.", 78))
+            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until.", 78))
     source = calibrate.add_mutually_exclusive_group(required=True)
     source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
     source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
     calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
-    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 10")
+    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
     calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")

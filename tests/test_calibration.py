@@ -149,7 +149,7 @@ def test_between_invocations_the_new_rule_holds_alpha_and_the_old_does_not():
     base, slower = invocations(rng, 20), invocations(rng, 20, level=1.08)
     result = between.calibrate_between(base, slower, splits=1000, until=3.0, trials=20, simulations=500)
     aa = {r["m"]: r for r in result["aa"]}
-    assert set(aa) == {3, 5, 10}
+    assert set(aa) == {3, 5, 7, 10}
     assert 0.02 <= aa[5]["new"]["significant"]["rate"] <= 0.09, aa[5]
     assert aa[5]["old"]["significant"]["rate"] > 0.4, aa[5]
     assert aa[5]["new"]["changed"]["rate"] < aa[5]["old"]["changed"]["rate"]
@@ -161,7 +161,7 @@ def test_between_invocations_the_new_rule_holds_alpha_and_the_old_does_not():
     simulated = {r["m"]: r for r in result["simulated"]["rows"]}
     assert abs(simulated[10]["aa_significant"] - 0.05) < 0.03 and simulated[10]["five"] > simulated[3]["five"]
     # date-ordered windows: 20 - 2 * 5 + 1 = 11 of them at M = 5
-    assert {w["m"]: w["windows"] for w in result["windows"]} == {3: 15, 5: 11, 10: 1}
+    assert {w["m"]: w["windows"] for w in result["windows"]} == {3: 15, 5: 11, 7: 7, 10: 1}
 
 
 @pytest.mark.unit
@@ -174,7 +174,7 @@ def test_calibrate_command_between_invocations(tmp_path):
         assert between.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200) == 0
     [group] = json.loads(out.read_text())
     assert group["group"] == "bc / 10 (cputime)" and group["invocations"] == 8
-    assert [r["m"] for r in group["aa"]] == [3] and [r["m"] for r in group["power"]] == [3, 5]
+    assert [r["m"] for r in group["aa"]] == [3] and [r["m"] for r in group["power"]] == [3, 5, 7]
     assert (tmp_path / "between.png").read_bytes().startswith(PNG)
     assert between.holds_invocations(base) and not between.holds_invocations(base / "rerun0.results.xml.bz2")
     # the CLI picks this mode by itself for a directory of invocations

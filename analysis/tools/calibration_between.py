@@ -19,7 +19,7 @@ ttest_ind_from_stats (pooled sides from per-invocation counts, means and varianc
   these K invocations' split distribution, narrower than the uncertainty about the machine.
   Beside it the contiguous windows: invocations i..i+M-1 against i+M..i+2M-1 in date order
   (yesterday against today), few and overlapping, so counts only.
-* power: M random base invocations against M random slower ones (M = 3, 5, 10), share "slower".
+* power: M random base invocations against M random slower ones (M = 3, 5, 7, 10), share "slower".
 * sequential (--until PCT, as `timekit ab --until`): pairs of invocations added from M = 3 on
   until the two-stage bootstrap CI's half-width is below PCT or K/2 is reached; the verdict's A/A
   rate and power, and how many reruns it took.

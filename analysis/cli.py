@@ -5,6 +5,7 @@
   timekit run EXPERIMENT ...    one sweep (background load x reruns) under real benchexec
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
+  timekit ab BASE NEW           two definitions in alternation, M reruns each, then compare by rerun
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
   timekit cores rank|run        rank the cores from core-heterogeneity results; run on the K fastest
@@ -35,7 +36,9 @@ from analysis.sweep import lint as lint_mod
 from analysis.sweep import runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Preset
+from analysis.tools import ab as ab_mod
 from analysis.tools import calibration
+from analysis.tools import calibration_between
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
 from analysis.tools import paired_output
@@ -136,6 +139,8 @@ def build_parser():
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     paired_output.add_arguments(compare)
 
+    ab_mod.add_parser(commands, positive_int, probability)
+
     history = commands.add_parser(
         "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
         description=textwrap.fill(
@@ -158,13 +163,17 @@ def build_parser():
             "A/A: random halvings of one measured sample (and fresh lognormal pairs) judged by compare's rule (Welch t at "
             "--alpha; verdict also needs --threshold), rates with binomial CIs. Power to flag 1, 2 and 5 % slowdowns at "
             "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
-            "input of a result set, at its measured CV of --column; or at --cv.", 78))
+            "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
+            "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
+            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until.", 78))
     source = calibrate.add_mutually_exclusive_group(required=True)
-    source.add_argument("results", nargs="?", type=Path, help="one result set: a result file, a directory of one invocation, or a sweep")
+    source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
     source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
     calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
+    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
+    calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
@@ -294,6 +303,9 @@ def cmd_history(args):
 
 
 def cmd_calibrate(args):
+    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
+        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
+                                           alpha=args.alpha, threshold=args.threshold, until=args.until)
     source = args.cv if args.cv is not None else args.results
     return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
                                            alpha=args.alpha, threshold=args.threshold)
@@ -319,7 +331,7 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
+            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 

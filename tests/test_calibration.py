@@ -6,8 +6,12 @@ import json
 import numpy as np
 import pytest
 
+from analysis import cli
 from analysis.tools import calibration
+from analysis.tools import calibration_between as between
+from analysis.tools import reruns as rerun_stats
 from analysis.core import stats
+from tests.test_compare import lognormal, reruns
 from tests.test_history import PNG, write_result
 
 CV = 0.015
@@ -99,6 +103,7 @@ def test_command_on_a_cv_and_on_a_result_set(tmp_path):
     assert "Skipped bc / 100 (cputime): 3 finished runs" in text
 
 
+@pytest.mark.unit
 def test_bad_sources_are_one_line(tmp_path):
     with pytest.raises(calibration.CalibrationError, match="no such file"):
         calibration.calibration_command(tmp_path / "missing")
@@ -108,13 +113,73 @@ def test_bad_sources_are_one_line(tmp_path):
         calibration.calibrate([1.0, 1.1, 0.9])
 
 
-def test_aa_between_invocations_runs_compare_on_every_pair(tmp_path):
-    rng = np.random.default_rng(3)
-    start = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)
-    files = [write_result(tmp_path / f"s{k}.results.xml.bz2", start + datetime.timedelta(hours=k),
-                          {"10": list(0.1 * (1.05 if k == 3 else 1) * rng.lognormal(0, 0.01, 10))}) for k in range(4)]
-    between = calibration.aa_invocations(files)
-    assert (between["result_sets"], between["pairs"]) == (4, 6)
-    # the fourth invocation is 5 % slower: its three pairs are 'slower', the three A/A pairs are not
-    assert [r["verdict"] for r in between["rows"] if r["new"].startswith("2026-03-01 03")] == ["slower"] * 3
-    assert between["changed"]["count"] == 3
+# --------------------------------------------------------------------------------------------
+# between invocations
+
+
+def invocations(rng, k, level=1.0, n=10, drift=0.02, cv=0.01):
+    return [0.1 * level * lognormal(rng, drift) * lognormal(rng, cv, n) for _ in range(k)]
+
+
+@pytest.mark.unit
+def test_the_vectorized_rules_are_compares_rules():
+    """new: Welch t on rerun means as compare's rerun rule; old: Welch t on the pooled runs."""
+    rng = np.random.default_rng(8)
+    arrays = invocations(rng, 12) + [0.1 * lognormal(rng, 0.01, 7)]   # one invocation with fewer runs
+    s = between._stats(arrays)
+    a, b = np.array([[0, 1, 2, 12], [3, 5, 7, 9]]), np.array([[4, 5, 6, 7], [0, 12, 10, 11]])
+    judged = between.judge(s, s, a, b, 0.05, 0.02)
+    for row in range(2):
+        side_a, side_b = [arrays[i] for i in a[row]], [arrays[i] for i in b[row]]
+        rerun = rerun_stats.compare_reruns(side_a, side_b, resamples=200)
+        [pooled] = stats.two_sample_tests(np.concatenate(side_a), np.concatenate(side_b), tests=("Welch t",))
+        sig_new, changed_new, ratio_new = (x[row] for x in judged["new"])
+        sig_old, _, ratio_old = (x[row] for x in judged["old"])
+        assert sig_new == (rerun.welch_p < 0.05) and ratio_new == pytest.approx(rerun.ratio, rel=1e-12)
+        assert changed_new == (stats.verdict(rerun.welch_p < 0.05, rerun.ratio, 0.02) != "~")
+        assert sig_old == (pooled.p < 0.05)
+        assert ratio_old == pytest.approx(np.concatenate(side_b).mean() / np.concatenate(side_a).mean(), rel=1e-12)
+
+
+@pytest.mark.unit
+def test_between_invocations_the_new_rule_holds_alpha_and_the_old_does_not():
+    """20 invocations with 2 % drift and 1 % within CV: splits into 5 + 5 are significant near alpha
+    under the rerun rule, far more often under the pooled per-run rule; 8 % slower is caught."""
+    rng = np.random.default_rng(9)
+    base, slower = invocations(rng, 20), invocations(rng, 20, level=1.08)
+    result = between.calibrate_between(base, slower, splits=1000, until=3.0, trials=20, simulations=500)
+    aa = {r["m"]: r for r in result["aa"]}
+    assert set(aa) == {3, 5, 7, 10}
+    assert 0.02 <= aa[5]["new"]["significant"]["rate"] <= 0.09, aa[5]
+    assert aa[5]["old"]["significant"]["rate"] > 0.4, aa[5]
+    assert aa[5]["new"]["changed"]["rate"] < aa[5]["old"]["changed"]["rate"]
+    assert {r["m"]: r["new"]["slower"]["rate"] for r in result["power"]}[5] >= 0.9
+    assert result["slower"]["ratio"] == pytest.approx(1.08, abs=0.02)
+    assert result["components"]["between_share"] > 0.6 and result["components"]["cv_between"] == pytest.approx(0.02, rel=0.4)
+    aa_seq, slow_seq = result["sequential"]
+    assert aa_seq["max"] == 10 and 3 <= aa_seq["reruns_median"] <= 10 and slow_seq["slower"]["rate"] >= 0.9
+    simulated = {r["m"]: r for r in result["simulated"]["rows"]}
+    assert abs(simulated[10]["aa_significant"] - 0.05) < 0.03 and simulated[10]["five"] > simulated[3]["five"]
+    # date-ordered windows: 20 - 2 * 5 + 1 = 11 of them at M = 5
+    assert {w["m"]: w["windows"] for w in result["windows"]} == {3: 15, 5: 11, 7: 7, 10: 1}
+
+
+@pytest.mark.unit
+def test_calibrate_command_between_invocations(tmp_path):
+    rng = np.random.default_rng(10)
+    base = reruns(tmp_path / "base", rng, m=8, n=10)
+    slower = reruns(tmp_path / "slower", rng, level=1.08, m=8, n=10, minute=50)
+    out = tmp_path / "out.json"
+    with open(out, "w") as stream:
+        assert between.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200) == 0
+    [group] = json.loads(out.read_text())
+    assert group["group"] == "bc / 10 (cputime)" and group["invocations"] == 8
+    assert [r["m"] for r in group["aa"]] == [3] and [r["m"] for r in group["power"]] == [3, 5, 7]
+    assert (tmp_path / "between.png").read_bytes().startswith(PNG)
+    assert between.holds_invocations(base) and not between.holds_invocations(base / "rerun0.results.xml.bz2")
+    # the CLI picks this mode by itself for a directory of invocations
+    code = cli.main(["calibrate", str(base), "--format", "markdown"])
+    assert code == 0
+    reruns(tmp_path / "other", rng, m=2, n=10)
+    with pytest.raises(between.BetweenError, match="4\\+ invocations"):
+        between.command(tmp_path / "other", None, open(out, "w"))

@@ -191,32 +191,6 @@ def calibrate(source, alpha=ALPHA, threshold=THRESHOLD, splits=SPLITS, draws=DRA
     }
 
 
-def aa_invocations(paths, column=DEFAULT_COLUMN, alpha=ALPHA, threshold=THRESHOLD):
-    """A/A between separate benchexec invocations of the same thing: every pair of result sets in
-    `paths` (ordered by date, as `timekit history` groups them) run through compare itself, earlier
-    as base. Pairs share result sets, so they are not independent; what this adds to the split
-    rates is the drift between invocations that one invocation's runs cannot show."""
-    import itertools
-
-    try:
-        sets = history.load_result_sets(paths, [column])
-    except history.HistoryError as e:
-        raise CalibrationError(str(e)) from None
-    if len(sets) < 2:
-        raise CalibrationError(f"A/A between invocations needs 2+ result sets, got {len(sets)}")
-    rows = []
-    for a, b in itertools.combinations(sets, 2):
-        for row in compare_mod.compare((a.tables, a.conditions), (b.tables, b.conditions), (column,), alpha, threshold):
-            rows.append({"base": a.date_text, "new": b.date_text, "rundefinition": row.rundefinition, "input": row.input,
-                         "ratio": row.ratio, "p_holm": row.p_holm, "verdict": row.verdict})
-    if not rows:
-        raise CalibrationError("the result sets share no run definition and input with 2+ finished runs each")
-    return {"result_sets": len(sets), "pairs": len(rows), "alpha": alpha, "threshold": threshold,
-            "significant": _rate(sum(r["p_holm"] < alpha for r in rows), len(rows)),
-            "changed": _rate(sum(r["verdict"] != "~" for r in rows), len(rows)),
-            "largest_change": max(abs(r["ratio"] - 1) for r in rows), "rows": rows}
-
-
 # --------------------------------------------------------------------------------------------
 # output
 
@@ -352,9 +326,10 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
         except history.HistoryError as e:
             raise CalibrationError(str(e)) from None
         if len(sets) != 1:
-            # pooling invocations would mix their drift into the CV; aa_invocations() is for that drift
+            # pooling invocations would mix their drift into the CV; calibration_between is for that drift
             raise CalibrationError(f"{kind} holds {len(sets)} benchexec invocations ({sets[0].date_text} … {sets[-1].date_text}); "
-                                   "calibration takes one: give one of its result files")
+                                   "this calibration takes one (give one of its result files); between invocations: "
+                                   "a directory with 4+ invocations of one run definition and input")
         tables, conditions = sets[0].tables, sets[0].conditions
         if not any(column in t.columns for t in tables):
             raise CalibrationError(f"{kind}: no result file has a column '{column}'")

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 import scipy.stats
 
+from analysis.core.errors import UserError
 from analysis.core import stats
 from analysis.tools import pairing
 
@@ -45,7 +46,7 @@ NOT_FINISHED = "not finished normally on one or both sides"
 ZERO = "zero on one side (no ratio)"
 
 
-class PairedError(Exception):
+class PairedError(UserError):
     """Raised for input the paired comparison cannot use (turned into a UserError by the CLI)."""
 
 

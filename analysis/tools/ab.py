@@ -1,0 +1,284 @@
+"""
+`timekit ab BASE NEW`: two benchmark definitions measured in alternation, M reruns each, then the
+rerun-aware compare.
+
+Comparing yesterday's invocation with today's mixes the change with whatever the machine did in
+between. Here every rerun runs both sides, one benchexec invocation each, back to back in an
+order drawn per rerun (a seeded shuffle, recorded), so a slow stretch of the machine hits base and
+new alike, and the rerun-level test sees how much the mean moves between invocations.
+
+BASE and NEW are benchmark definitions whose run definitions and tasks have the same names (e.g.
+the same definition with another tool version, option or input file under the same task name):
+compare lines runs up by them. Each side gets its own directory (DIR/base, DIR/new) with a copy
+of its definition (relative paths made absolute), BenchExec's result files and logs. The
+manifest DIR/ab.json is rewritten after every invocation; SIGINT/SIGTERM stops the running
+invocation (BenchExec keeps what finished), every finished invocation stays, and `--resume`
+continues with the first unfinished one. With `--until PCT`, pairs of invocations are added after
+the first M reruns until the 95 % CI of every row's ratio has a half-width below PCT percent or
+--max-reruns is reached.
+"""
+
+import argparse
+import datetime
+import json
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from analysis.core.errors import UserError
+from analysis.core.paths import RESULTS
+from analysis.sweep import lint, runner
+from analysis.sweep.load import load_tables
+from analysis.sweep.model import Experiment, Step, now
+from analysis.tools import compare as compare_mod
+
+MANIFEST = "ab.json"
+SIDES = ("base", "new")
+
+
+class ABError(UserError):
+    """An A/B run cannot start or continue (one line for the user)."""
+
+
+@dataclass
+class ABRun:
+    """What ab.json records: the two definitions, the plan, every invocation and how it ended."""
+
+    base: str                  # the original definitions (their copies are in DIR/base, DIR/new)
+    new: str
+    rundefinitions: list       # shared by both
+    seed: int
+    reruns: int                # planned so far (grows with --until)
+    until: float = None        # CI half-width target in percent, or None
+    max_reruns: int = 20
+    background: int = 0        # busy processes around every invocation (--load)
+    container: bool = True
+    created: str = ""
+    steps: list = field(default_factory=list)
+    checks: list = field(default_factory=list)   # --until: [{"reruns": M, "half_width": percent}]
+    stopped: str = ""
+    tasksets: list = field(default_factory=list)  # what runner.benchexec_command reads: all task sets
+    skipped: dict = field(default_factory=dict)
+
+    def save(self, directory):
+        path = Path(directory) / MANIFEST
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.replace(path)  # atomic: an interrupt never leaves half a manifest
+
+    @classmethod
+    def load(cls, directory):
+        path = Path(directory) / MANIFEST
+        try:
+            data = json.loads(path.read_text())
+            data["steps"] = [Step(**s) for s in data["steps"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise ABError(f"{path}: not a readable A/B manifest ({e}); start anew without --resume") from None
+
+    def plan(self, rerun):
+        """The two invocations of one rerun, in the order a seeded shuffle gives it."""
+        order = np.random.default_rng([self.seed, rerun]).permutation(len(SIDES))
+        self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
+                       for i in order]
+
+
+def rundefinitions(path):
+    """Names of the run definitions of a benchmark definition (each must have one)."""
+    tree = etree.parse(str(path), etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False))
+    names = [r.get("name") for r in tree.getroot().iter("rundefinition")]
+    if not names or not all(names):
+        raise ABError(f"{path}: every run definition needs a name (compare lines base and new up by it)")
+    return names
+
+
+def side(run, which, outdir):
+    """The sweep runner's view of one side: an Experiment whose definition is the side's copy."""
+    original = Path(getattr(run, which))
+    return Experiment(name=original.stem, inputs=(), rundefinitions=tuple(run.rundefinitions), benchmark=original,
+                      task_dir=Path(outdir) / which / "tasks")
+
+
+def start(base, new, outdir, reruns, seed, until, max_reruns, load, container):
+    """A new A/B directory with its plan; returns the ABRun."""
+    lint.require_valid([base, new])
+    if (Path(outdir) / MANIFEST).exists():
+        raise ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
+    names = [n for n in rundefinitions(base) if n in rundefinitions(new)]
+    if not names:
+        raise ABError(f"{base} and {new} share no run definition name; compare lines base and new up by it")
+    run = ABRun(str(Path(base).resolve()), str(Path(new).resolve()), names, seed, reruns, until,
+                max(max_reruns, reruns), load, container, now())
+    for which in SIDES:
+        directory = Path(outdir) / which
+        directory.mkdir(parents=True, exist_ok=True)
+        runner.write_sweep_benchmark(side(run, which, outdir), 1, directory)  # copy, paths made absolute
+        (directory / "tasks").rmdir()  # the copy's repetition tasks: none, the definition brings its own
+    for rerun in range(1, reruns + 1):
+        run.plan(rerun)
+    run.save(outdir)
+    return run
+
+
+class _Count:
+    """Counts the runs benchexec reports (runner.run_step's progress interface)."""
+
+    runs = 0
+
+    def run_finished(self, label=""):
+        self.runs += 1
+
+
+def _interrupt(signum, frame):
+    raise runner.Interrupted(signal.Signals(signum).name)
+
+
+def run_pending(run, outdir, out=sys.stderr):
+    """Run every unfinished invocation in order, saving the manifest after each."""
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for step in [s for s in run.steps if s.status != "done"]:
+            directory, experiment = Path(outdir) / step.condition, side(run, step.condition, outdir)
+            runner._set_aside_partial(directory, experiment, step)
+            count, step.started, begin = _Count(), now(), time.monotonic()
+            code = runner.run_step(experiment, run, step, directory, count)
+            step.seconds = round(time.monotonic() - begin, 3)
+            found = runner.result_files_of(directory, experiment, run, step)
+            step.result_files = [name for names in found.values() for name in names]
+            step.status = "done" if code == 0 and len(found) == len(run.rundefinitions) else "failed"
+            run.save(outdir)
+            done = sum(s.status == "done" for s in run.steps)
+            print(f"  {step.condition} rerun {step.rerun}: {count.runs} runs in {step.seconds:.1f} s "
+                  f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
+            if step.status == "failed":
+                raise ABError(f"benchexec failed in {step.name} (exit code {code}); see "
+                              f"{directory / ('benchexec.' + step.name + '.log')}")
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def half_width(rows):
+    """The widest row's 95 % CI half-width of the ratio, in percent."""
+    return max(100 * (r.ci_high - r.ci_low) / 2 for r in rows)
+
+
+def compare_sides(outdir, columns, alpha, threshold):
+    wanted = {"status", "category", *columns}
+    rows = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
+                               columns, alpha=alpha, threshold=threshold)
+    if not rows:
+        raise ABError(f"{outdir}: base and new share no run definition, input and column with finished runs")
+    return rows
+
+
+def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
+    """Run the plan; with --until add pairs until the CI is narrow enough. Returns compare's rows."""
+    while True:
+        run_pending(run, outdir, out)
+        rows = compare_sides(outdir, columns, alpha, threshold)
+        if run.until is None:
+            return rows
+        width = half_width(rows)
+        run.checks.append({"reruns": run.reruns, "half_width": width})
+        if width < run.until or run.reruns >= run.max_reruns:
+            run.stopped = (f"CI half-width {width:.2f} % < {run.until:g} % after {run.reruns} reruns per side"
+                           if width < run.until else
+                           f"--max-reruns {run.max_reruns} reached; CI half-width still {width:.2f} % (target {run.until:g} %)")
+            run.save(outdir)
+            return rows
+        run.reruns += 1
+        run.plan(run.reruns)
+        run.save(outdir)
+        print(f"  CI half-width {width:.2f} % >= {run.until:g} %: adding rerun {run.reruns}", file=out, flush=True)
+
+
+def summary(run):
+    orders = {}
+    for step in run.steps:
+        orders.setdefault(step.rerun, []).append(step.condition[0].upper())
+    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in a seeded random order per rerun "
+            f"(seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(orders.items()))})")
+    return text + (f"; {run.stopped}" if run.stopped else "")
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def percent(text):
+    try:
+        value = float(str(text).rstrip("% "))
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 100:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage between 0 and 100, e.g. 1.5")
+    return value
+
+
+def add_parser(commands, positive_int, probability):
+    parser = commands.add_parser(
+        "ab", help="run two benchmark definitions in alternation, M reruns each, then compare them by rerun",
+        description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
+        "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
+        "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
+        "significant slowdown beyond --threshold, 0 otherwise, 2 on bad input). Interrupted runs keep every finished "
+        "invocation; --resume continues.")
+    parser.add_argument("base", nargs="?", type=Path, help="benchmark definition of the base (omit with --resume)")
+    parser.add_argument("new", nargs="?", type=Path, help="benchmark definition of the candidate")
+    parser.add_argument("--reruns", type=positive_int, default=5, help="reruns (invocations) per side (default 5; 2 at least)")
+    parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
+    parser.add_argument("--max-reruns", type=positive_int, default=20, help="upper bound on reruns per side with --until (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
+    parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
+    parser.add_argument("--output", type=Path, help="directory (default: results/ab/DATE)")
+    parser.add_argument("--resume", action="store_true", help="continue the A/B run in --output (default: the latest)")
+    parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
+    parser.add_argument("--column", action="append", dest="columns", help="column to compare (default: cputime and walltime)")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--threshold", type=probability, default=0.02, help="smallest relative change that counts (default 0.02)")
+    parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+
+
+def _latest():
+    found = sorted(p.parent for p in (RESULTS / "ab").glob("*/" + MANIFEST))
+    if not found:
+        raise ABError(f"no A/B run to resume under {RESULTS / 'ab'}; give --output")
+    return found[-1]
+
+
+def run(args):
+    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
+    if args.resume:
+        outdir = args.output or _latest()
+        ab = ABRun.load(outdir)
+    else:
+        if args.base is None or args.new is None:
+            raise ABError("give BASE and NEW benchmark definitions (or --resume)")
+        if args.reruns < 2 or args.load < 0:
+            raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
+        outdir = args.output or RESULTS / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        ab = start(args.base, args.new, outdir, args.reruns, args.seed, args.until, args.max_reruns, args.load,
+                   not args.no_container)
+    print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
+    try:
+        rows = measure(ab, outdir, columns, args.alpha, args.threshold)
+    except runner.Interrupted:
+        print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
+              file=sys.stderr)
+        return 130
+    text = compare_mod.render(rows, args.format, args.alpha, args.threshold)
+    if args.format == "json":
+        data = json.loads(text)
+        data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
+                      "directory": str(outdir)}
+        text = json.dumps(data, indent=2, default=str)
+    else:
+        text += "\n" + summary(ab)
+    print(text)
+    return 1 if compare_mod.regressed(rows) else 0

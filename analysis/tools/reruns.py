@@ -1,0 +1,164 @@
+"""
+Rerun-level statistics: when each side of a comparison holds several benchexec invocations
+(reruns) of one run definition and input, the rerun is the unit.
+
+Runs of one invocation share the state the machine was in (other jobs, caches, frequency, where
+the scheduler put things), so their spread says nothing about how far the mean moves from one
+invocation to the next; on a shared VM that move (1-5 %) is larger than the spread of the runs'
+mean. Kalibera & Jones ("Rigorous Benchmarking in Reasonable Time", ISMM 2013) treat such
+experiments as levels: invocations, then runs within each; the variation of every level enters
+the test and the confidence interval. Here:
+
+* the test is Welch's t-test on the rerun means (scipy.stats.ttest_ind, equal_var=False): its
+  null distribution has the between-rerun variance in it, because that variance is in the spread
+  of the means. Each rerun weighs the same. Mann-Whitney U on the rerun means is shown beside it.
+* the change is the ratio of the means of rerun means, with a two-stage bootstrap CI: resample
+  the reruns (with replacement), then the runs within each drawn rerun (with replacement), as
+  Kalibera & Jones's hierarchical bootstrap does. The interval is the expanded percentile interval
+  (Hesterberg, "What Teachers Should Know About the Bootstrap", Am. Stat. 2015): with M reruns a
+  side the plain percentile interval is too narrow (a bootstrap of M means has (M-1)/M of their
+  variance and normal, not t, tails), so the percentiles are taken at alpha' = 2 Phi(-sqrt(M/(M-1))
+  t(1-alpha/2, df)), M the smaller side, df Welch's. Simulated coverage of the 95 % interval with
+  2 % drift, 1 % within CV, n = 30: 86 % plain, 95 % expanded at M = 5 (88 % at M = 3, 76 % at
+  M = 2). When reruns hardly differ, the second stage counts the within-rerun variance twice and
+  the interval is conservative (100 % at M = 5). Vectorized: one draw per
+  (resample, slot) for the reruns, then per rerun one array of run indices for all the slots that
+  drew it. When resamples x runs exceed EXACT_DRAWS on a side, the inner stage draws each rerun's
+  resampled mean from its normal limit N(mean, var/n) instead (the bootstrap distribution of a
+  mean of thousands of values; that stage then adds var/n, which is tiny next to the rerun level).
+* the variance components come from a one-way random-effects ANOVA per side (reruns random),
+  pooled over the two sides as in a nested design (the sides may differ in mean, so their
+  difference never counts as rerun variance): within = MSW, between = max(0, (MSB - MSW) / n0).
+  Their shares say where the noise is: a large between-rerun share means more reruns help and more
+  runs per rerun do not. The F test (MSB / MSW) says whether the reruns differ at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats
+
+RESAMPLES = 2000
+EXACT_DRAWS = 50_000_000     # inner-stage draws per side up to which runs are really resampled
+CHUNK = 4_000_000            # run indices drawn at once (memory bound: 32 MB)
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Components:
+    """Variance components of runs nested in reruns (one-way random effects, pooled over sides)."""
+
+    within: float          # variance of runs around their rerun's mean (MSW)
+    between: float         # variance of the rerun levels, ANOVA estimate clipped at 0
+    between_share: float   # between / (between + within); nan when both are 0
+    cv_within: float       # sqrt(within) / grand mean
+    cv_between: float      # sqrt(between) / grand mean
+    f_p: float             # F test that the rerun levels differ (MSB / MSW); nan without within df
+
+    @property
+    def within_share(self):
+        return 1 - self.between_share
+
+
+@dataclass(frozen=True)
+class RerunComparison:
+    mean_base: float       # mean of the base's rerun means
+    mean_new: float
+    ratio: float           # mean_new / mean_base
+    ci_low: float
+    ci_high: float
+    welch_p: float         # Welch t on the rerun means
+    mannwhitney_p: float   # Mann-Whitney U on the rerun means
+    components: Components
+    method: str            # how the CI was drawn
+
+
+def _sums(reruns):
+    """(SS within, SS between, N, M, sum of n_j^2) of one side."""
+    n = np.array([r.size for r in reruns], dtype=float)
+    means = np.array([r.mean() for r in reruns])
+    grand = float(np.sum(n * means) / n.sum())
+    ss_within = float(sum(np.sum((r - m) ** 2) for r, m in zip(reruns, means)))
+    ss_between = float(np.sum(n * (means - grand) ** 2))
+    return ss_within, ss_between, n.sum(), n.size, float(np.sum(n * n))
+
+
+def variance_components(*sides):
+    """Components of one or more sides, each a list of per-rerun arrays (2+ reruns each)."""
+    sums = [_sums(reruns) for reruns in sides]
+    df_within = sum(s[2] - s[3] for s in sums)
+    df_between = sum(s[3] - 1 for s in sums)
+    ms_within = sum(s[0] for s in sums) / df_within if df_within else math.nan
+    ms_between = sum(s[1] for s in sums) / df_between
+    n0 = sum(s[2] - s[4] / s[2] for s in sums) / df_between   # mean runs per rerun (unbalanced: ANOVA's n0)
+    between = max(0.0, (ms_between - ms_within) / n0) if df_within else ms_between
+    within = ms_within if df_within else 0.0
+    total = between + within
+    grand = float(np.mean([np.mean([r.mean() for r in reruns]) for reruns in sides]))
+    f_p = float(scipy.stats.f.sf(ms_between / ms_within, df_between, df_within)) if df_within and ms_within > 0 else math.nan
+    return Components(within, between, between / total if total > 0 else math.nan,
+                      math.sqrt(within) / grand, math.sqrt(between) / grand, f_p)
+
+
+def _resampled_means(runs, count, rng):
+    """`count` bootstrap means of `runs` (each a mean of runs.size draws with replacement)."""
+    out = np.empty(count)
+    rows = max(1, CHUNK // runs.size)
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        picks = rng.integers(0, runs.size, (stop - start, runs.size))   # int64: np.take needs no copy
+        out[start:stop] = np.take(runs, picks).mean(axis=1)
+    return out
+
+
+def two_stage_means(reruns, resamples, rng, exact=True):
+    """Bootstrap distribution (`resamples` values) of the mean of rerun means: reruns drawn with
+    replacement, then runs within each drawn rerun (or its normal limit when not `exact`)."""
+    m = len(reruns)
+    picks = rng.integers(0, m, (resamples, m))
+    levels = np.empty((resamples, m))
+    for j, runs in enumerate(reruns):
+        slots = picks == j
+        count = int(slots.sum())
+        if not count:
+            continue
+        if exact:
+            levels[slots] = _resampled_means(runs, count, rng)
+        else:
+            levels[slots] = rng.normal(runs.mean(), runs.std() / math.sqrt(runs.size), count)
+    return levels.mean(axis=1)
+
+
+def ratio_ci(base, new, df, confidence=0.95, resamples=RESAMPLES, seed=SEED, exact_draws=EXACT_DRAWS):
+    """(low, high, method) of mean(new rerun means) / mean(base rerun means): two-stage bootstrap,
+    expanded percentile interval for min(M) reruns and Welch's df (plain percentile if df is nan)."""
+    rng = np.random.default_rng([seed, 12])
+    exact = resamples * max(sum(r.size for r in base), sum(r.size for r in new)) <= exact_draws
+    ratios = two_stage_means(new, resamples, rng, exact) / two_stage_means(base, resamples, rng, exact)
+    m = min(len(base), len(new))
+    alpha = 1 - confidence
+    if math.isfinite(df) and df > 0:
+        alpha = 2 * float(scipy.stats.norm.sf(math.sqrt(m / (m - 1)) * scipy.stats.t.ppf(1 - alpha / 2, df)))
+    low, high = np.percentile(ratios, [50 * alpha, 100 - 50 * alpha])
+    inner = "runs resampled within each" if exact else "each drawn rerun's mean from its normal limit N(mean, var/n)"
+    return float(low), float(high), (f"two-stage bootstrap, {resamples} resamples: reruns resampled, {inner}; "
+                                     f"expanded percentile interval (percentiles at {100 * alpha:.2g} %)")
+
+
+def compare_reruns(base, new, confidence=0.95, resamples=RESAMPLES, seed=SEED, exact_draws=EXACT_DRAWS):
+    """Rerun-level comparison of two sides, each a list of per-rerun arrays of finished values
+    (2+ reruns per side, 1+ runs per rerun)."""
+    base = [np.asarray(r, dtype=float) for r in base]
+    new = [np.asarray(r, dtype=float) for r in new]
+    means_a = np.array([r.mean() for r in base])
+    means_b = np.array([r.mean() for r in new])
+    with np.errstate(all="ignore"):
+        welch = scipy.stats.ttest_ind(means_a, means_b, equal_var=False)
+    mwu = scipy.stats.mannwhitneyu(means_a, means_b, alternative="two-sided").pvalue
+    low, high, method = ratio_ci(base, new, float(welch.df), confidence, resamples, seed, exact_draws)
+    mean_a, mean_b = float(means_a.mean()), float(means_b.mean())
+    return RerunComparison(mean_a, mean_b, mean_b / mean_a, low, high, float(welch.pvalue), float(mwu),
+                           variance_components(base, new), method)

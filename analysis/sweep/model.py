@@ -165,20 +165,29 @@ class Sweep:
         )
 
     def save(self, directory):
-        path = Path(directory) / MANIFEST
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        os.replace(tmp, path)  # atomic: an interrupt never leaves half a manifest
+        save_manifest(self, Path(directory) / MANIFEST)
 
     @classmethod
     def load(cls, directory):
-        path = Path(directory) / MANIFEST
-        try:
-            data = json.loads(path.read_text())
-            data["steps"] = [Step(**s) for s in data["steps"]]
-            return cls(**data)
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            raise SweepError(f"{path}: not a readable sweep manifest ({e}); start a new sweep without --resume") from None
+        return load_manifest(cls, Path(directory) / MANIFEST, SweepError,
+                             "not a readable sweep manifest ({}); start a new sweep without --resume")
+
+
+def save_manifest(record, path):
+    """Write a dataclass with steps as JSON, atomically: an interrupt never leaves half a manifest."""
+    tmp = Path(path).with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(asdict(record), indent=2))
+    os.replace(tmp, path)
+
+
+def load_manifest(cls, path, error, why):
+    """A dataclass with steps from its JSON manifest; `error(f"{path}: {why}")` when unreadable."""
+    try:
+        data = json.loads(Path(path).read_text())
+        data["steps"] = [Step(**s) for s in data["steps"]]
+        return cls(**data)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise error(f"{path}: {why.format(e)}") from None
 
 
 @dataclass

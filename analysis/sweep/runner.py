@@ -179,7 +179,7 @@ def result_files_of(outdir, experiment, sweep, step):
     return files
 
 
-def _set_aside_partial(outdir, experiment, step):
+def set_aside_partial(outdir, experiment, step):
     """Move the partial output of an unfinished step away, so a resumed sweep has no duplicates."""
     partial = sorted(Path(outdir).glob(f"{experiment.benchmark.stem}.{step.name}.*"))
     if partial:
@@ -226,6 +226,18 @@ def write_sweep_benchmark(experiment, reps, outdir):
         text = experiment.adapt()[1](text)
     copy.write_text(text)
     return copy
+
+
+def execute(experiment, sweep, step, outdir, progress):
+    """Run one step and record in it when it started, how long it took, its result files and
+    whether it is done (benchexec exit 0 and a result file per run definition); returns the exit code."""
+    step.started, begin = now(), time.monotonic()
+    code = run_step(experiment, sweep, step, outdir, progress)
+    step.seconds = round(time.monotonic() - begin, 3)
+    found = result_files_of(outdir, experiment, sweep, step)
+    step.result_files = [name for names in found.values() for name in names]
+    step.status = "done" if code == 0 and len(found) == len(sweep.rundefinitions) else "failed"
+    return code
 
 
 def order_rundefinitions(definition, order):
@@ -276,15 +288,10 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         for step in pending:
-            _set_aside_partial(outdir, experiment, step)
+            set_aside_partial(outdir, experiment, step)
             if step.order:
                 order_rundefinitions(outdir / experiment.benchmark.name, step.order)
-            step.started, begin = now(), time.monotonic()
-            code = run_step(experiment, sweep, step, outdir, progress)
-            step.seconds = round(time.monotonic() - begin, 3)
-            found = result_files_of(outdir, experiment, sweep, step)
-            step.result_files = [name for names in found.values() for name in names]
-            step.status = "done" if code == 0 and len(found) == len(sweep.rundefinitions) else "failed"
+            code = execute(experiment, sweep, step, outdir, progress)
             sweep.save(outdir)
             if step.status == "failed":
                 raise SweepError(f"benchexec failed in step {step.name} (exit code {code}); "

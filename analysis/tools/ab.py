@@ -23,8 +23,7 @@ import datetime
 import json
 import signal
 import sys
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from analysis.core.errors import UserError
 from analysis.core.paths import RESULTS
 from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
-from analysis.sweep.model import Experiment, Step, now
+from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
 from analysis.tools import compare as compare_mod
 
 MANIFEST = "ab.json"
@@ -66,20 +65,12 @@ class ABRun:
     skipped: dict = field(default_factory=dict)
 
     def save(self, directory):
-        path = Path(directory) / MANIFEST
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        tmp.replace(path)  # atomic: an interrupt never leaves half a manifest
+        save_manifest(self, Path(directory) / MANIFEST)
 
     @classmethod
     def load(cls, directory):
-        path = Path(directory) / MANIFEST
-        try:
-            data = json.loads(path.read_text())
-            data["steps"] = [Step(**s) for s in data["steps"]]
-            return cls(**data)
-        except (OSError, ValueError, TypeError, KeyError) as e:
-            raise ABError(f"{path}: not a readable A/B manifest ({e}); start anew without --resume") from None
+        return load_manifest(cls, Path(directory) / MANIFEST, ABError,
+                             "not a readable A/B manifest ({}); start anew without --resume")
 
     def plan(self, rerun):
         """The two invocations of one rerun, in the order a seeded shuffle gives it."""
@@ -144,13 +135,9 @@ def run_pending(run, outdir, out=sys.stderr):
     try:
         for step in [s for s in run.steps if s.status != "done"]:
             directory, experiment = Path(outdir) / step.condition, side(run, step.condition, outdir)
-            runner._set_aside_partial(directory, experiment, step)
-            count, step.started, begin = _Count(), now(), time.monotonic()
-            code = runner.run_step(experiment, run, step, directory, count)
-            step.seconds = round(time.monotonic() - begin, 3)
-            found = runner.result_files_of(directory, experiment, run, step)
-            step.result_files = [name for names in found.values() for name in names]
-            step.status = "done" if code == 0 and len(found) == len(run.rundefinitions) else "failed"
+            runner.set_aside_partial(directory, experiment, step)
+            count = _Count()
+            code = runner.execute(experiment, run, step, directory, count)
             run.save(outdir)
             done = sum(s.status == "done" for s in run.steps)
             print(f"  {step.condition} rerun {step.rerun}: {count.runs} runs in {step.seconds:.1f} s "

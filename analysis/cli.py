@@ -8,6 +8,7 @@
   timekit ab BASE NEW           two definitions in alternation, M reruns each, then compare by rerun
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
+  timekit calibrate --claims    how often each finding's verdict is wrong, simulated with this VM's drift
   timekit cores rank|run        rank the cores from core-heterogeneity results; run on the K fastest
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
@@ -38,7 +39,7 @@ from analysis.sweep.load import load_tables
 from analysis.sweep.model import Preset
 from analysis.tools import ab as ab_mod
 from analysis.tools import calibration
-from analysis.tools import calibration_between
+from analysis.tools import calibration_between, claims_calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
 from analysis.tools import paired_output
@@ -169,6 +170,11 @@ def build_parser():
     source = calibrate.add_mutually_exclusive_group(required=True)
     source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
     source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
+    source.add_argument("--claims", action="store_true",
+                        help="the report's findings instead: each claim simulated true, false and at its bound with "
+                             "drift between invocations (--drift), wrong verdicts counted per claim and preset")
+    calibrate.add_argument("--drift", type=probability, default=claims_calibration.DRIFT,
+                           help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
     calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
@@ -303,6 +309,11 @@ def cmd_history(args):
 
 
 def cmd_calibrate(args):
+    if args.claims:
+        specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.calibration]
+        outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
+        print(claims_calibration.render(outcomes, args.format))
+        return 0
     if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
         return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
                                            alpha=args.alpha, threshold=args.threshold, until=args.until)

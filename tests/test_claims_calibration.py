@@ -35,3 +35,17 @@ def test_json_lists_claim_truth_and_counts():
     rows = json.loads(cc.render(cc.calibrate_claims([spec], tries=50), "json"))
     assert [r["truth"] for r in rows] == ["true", "false", "boundary"]
     assert all({"claim", "truth", "tries", "confirmed", "refuted", "inconclusive"} <= set(r) for r in rows)
+
+
+def test_the_command_prints_json_for_every_declared_claim():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "calibrate", "--claims", "--format", "json"],
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    declared = {spec.claim for e in EXPERIMENTS.values() for spec in e.calibration}
+    assert {r["claim"] for r in rows} == declared
+    assert all(r["confirmed"] + r["refuted"] + r["inconclusive"] == r["tries"] for r in rows)

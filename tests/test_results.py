@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.core import results
-from analysis.core.results import ResultFileError, RunTable, load_result, load_results
+from analysis.core.results import ResultFileError, RunTable, files, load_result, load_results, strict_reader
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchexec-results-corpus"
 DATA = pathlib.Path(__file__).resolve().parent / "data"
@@ -550,7 +550,7 @@ def forbid_fallback(monkeypatch):
     """Make the strict reader fail the test: the fast reader must read the file itself."""
     def fail(*args):
         raise AssertionError("the fast reader gave up")
-    monkeypatch.setattr(results, "_collect_strict", fail)
+    monkeypatch.setattr(strict_reader, "collect", fail)
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS_FILES))
@@ -566,8 +566,8 @@ def test_fast_reader_on_generated_file(tmp_path, name, monkeypatch):
     path = generated_file(tmp_path, name)
     strict = results._load(path, None, fast=False)
     assert len(strict) == 2000
-    monkeypatch.setattr(results, "_CHUNK_SIZE", 1 << 14)  # ~16 runs a chunk, a few cut mid-run
-    monkeypatch.setattr(results, "_CHILD_MIN_BYTES", 0)  # bz2 from the child process
+    monkeypatch.setattr(files, "CHUNK_SIZE", 1 << 14)  # ~16 runs a chunk, a few cut mid-run
+    monkeypatch.setattr(files, "CHILD_MIN_BYTES", 0)  # bz2 from the child process
     forbid_fallback(monkeypatch)
     assert_same_tables(results._load(path, None, fast=True), strict)
 
@@ -581,7 +581,7 @@ def test_text_after_numbers_is_read_again_by_the_fast_reader(tmp_path, monkeypat
     path.write_text(text[:last] + text[last:].replace('value="80"', 'value="n/a"', 1))
     strict = results._load(path, None, fast=False)
     assert strict.text_columns["divisors"][-1] == "n/a" and strict.text_columns["divisors"][0] == "16"
-    monkeypatch.setattr(results, "_CHUNK_SIZE", 1 << 14)
+    monkeypatch.setattr(files, "CHUNK_SIZE", 1 << 14)
     forbid_fallback(monkeypatch)
     assert_same_tables(results._load(path, None, fast=True), strict)
 
@@ -677,7 +677,7 @@ def test_surprises_give_what_the_strict_reader_gives(tmp_path, name):
 
 @pytest.mark.parametrize("make", [truncated_bz2, corrupt_bz2, empty_bz2], ids=lambda make: make.__name__)
 def test_bz2_child_process_errors_are_the_strict_readers(tmp_path, make, monkeypatch):
-    monkeypatch.setattr(results, "_CHILD_MIN_BYTES", 0)
+    monkeypatch.setattr(files, "CHILD_MIN_BYTES", 0)
     path = make(tmp_path)
     message = load_outcome(path, False)
     assert isinstance(message, str) and message == load_outcome(path, True)

@@ -1,0 +1,107 @@
+"""What a report holds (Report, Section, Finding, Table, Figure) and Report.samples as columns."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The verdicts a finding can have, in the order the summary counts them.
+VERDICTS = ("confirmed", "refuted", "inconclusive", "not testable here")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass
+class Figure:
+    """A figure as PNG bytes, e.g. ``plots.to_png(plots.histogram_grid(...))``."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.png, (bytes, bytearray)) or not bytes(self.png[:8]) == PNG_SIGNATURE:
+            raise ValueError(f"figure {self.title!r}: png must be PNG bytes (see plots.to_png)")
+
+
+@dataclass
+class Table:
+    """A table; cells are str, int, float or None (shown as '–'), floats with 4 significant digits."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str = ""
+
+
+@dataclass
+class Finding:
+    """A claim from a source document and what this machine's data says about it.
+
+    ``evidence`` names the test, n, alpha and p (or why the claim cannot be tested here).
+    """
+
+    claim: str
+    verdict: str
+    evidence: str
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"finding {self.claim!r}: verdict {self.verdict!r} is not one of "
+                             + ", ".join(repr(v) for v in VERDICTS))
+
+
+@dataclass
+class Section:
+    """One experiment's (or one topic's) part of the page; ``id`` is the anchor in the contents."""
+
+    id: str
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+@dataclass
+class Report:
+    """The whole page. ``data`` must be JSON-serialisable (numpy scalars and arrays are accepted);
+    ``samples`` is one dict per run, or a dict of equally long columns (one value per run)."""
+
+    title: str
+    generated: str = field(default_factory=_now_iso)
+    environment: dict[str, str] = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    samples: list[dict[str, Any]] | dict[str, Any] = field(default_factory=list)
+
+
+def sample_columns(samples) -> dict[str, list]:
+    """``Report.samples`` as equally long columns of plain Python values.
+
+    Accepts the documented list of dicts (one per run; a key a run lacks is None) or a dict of
+    equally long columns (numpy arrays or lists): 100,000 runs stay 20 lists, not 100,000 dicts.
+    """
+    if isinstance(samples, dict):
+        columns = {str(k): (v.tolist() if hasattr(v, "tolist") else list(v)) for k, v in samples.items()}
+        lengths = {name: len(values) for name, values in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError("samples: columns differ in length: "
+                             + ", ".join(f"{k}={n}" for k, n in lengths.items()))
+        return columns
+    rows = list(samples or [])
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise TypeError(f"samples[{index}]: {type(row).__name__}, expected a dict (one per run)")
+    names = list(dict.fromkeys(str(key) for row in rows for key in row))
+    return {name: [row.get(name) for row in rows] for name in names}
+
+
+def sample_count(columns: dict[str, list]) -> int:
+    return len(next(iter(columns.values()))) if columns else 0

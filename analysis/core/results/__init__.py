@@ -1,0 +1,99 @@
+"""Load BenchExec result files (``*.results.*.xml``, ``.xml.bz2``, ``.xml.gz``) as column arrays.
+
+BenchExec's own reader (``benchexec.tablegenerator``) keeps the whole XML tree and builds an
+object per run; statistics over 100,000 runs want one numpy array per column instead. So this
+loader reads a file a chunk (about a thousand runs) at a time and hands each chunk's values to
+one accumulator per column, which converts them at once: numbers to float64 in SI base units
+(s, B, J, Hz), everything else to str. ``columns=`` keeps only the columns asked for; the others
+are never converted. It reads what tablegenerator reads: legacy ``<sourcefile>`` elements,
+unitless legacy values, the first of duplicate columns in a run.
+
+Two readers fill the accumulators: the fast one (fast_reader: regular expressions over the runs,
+lxml for the rest) and the strict one (strict_reader: lxml for everything). Whenever the fast
+reader meets anything but what BenchExec writes, an error included, the strict reader reads the
+file again: it decides what a file means, and it raises the errors. The tests check that both
+readers give the same RunTable, bit for bit.
+
+Anything wrong with a file is a ``ResultFileError`` with one line: the path, what is wrong,
+what to do.
+
+The modules: model (RunTable, ResultFileError), files (finding files, decompressing, chunks),
+columns (units, per-column accumulators), fast_reader, strict_reader.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from lxml import etree
+
+from analysis.core.results import fast_reader, files, strict_reader
+from analysis.core.results.columns import TEXT_ONLY, run_table
+from analysis.core.results.model import NotSimple, ResultFileError, RunTable, TextAfterNumbers, without_duplicate_blocks
+
+__all__ = ["ResultFileError", "RunTable", "load_result", "load_results", "without_duplicate_blocks"]
+
+
+def load_results(paths, columns=None) -> list[RunTable]:
+    """Load result files; a directory stands for its ``*.results*.xml[.bz2|.gz]`` files, sorted."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [load_result(file, columns) for path in paths for file in files.result_files(path)]
+
+
+def load_result(path, columns=None) -> RunTable:
+    """Load one result file; any problem with it becomes a one-line ResultFileError.
+
+    columns: the titles of the columns to keep (status and category are always kept), for
+    analyses that need a few of many; the others are skipped while reading. None keeps all.
+    """
+    return _load(path, columns, fast=True)
+
+
+def _load(path, columns, fast):
+    """load_result, with or without trying the fast reader first (the tests compare both)."""
+    if isinstance(columns, str):
+        columns = [columns]
+    wanted = None if columns is None else set(columns) | set(TEXT_ONLY)
+    try:
+        with open(path, "rb") as raw:
+            return run_table(path, _collect(raw, path, wanted, fast))
+    except FileNotFoundError:
+        raise ResultFileError(path, "no such file; check the path") from None
+    except IsADirectoryError:
+        raise ResultFileError(path, "is a directory; use load_results for directories") from None
+    except EOFError:
+        raise ResultFileError(
+            path, "compressed data ends early, the file is truncated; copy it again "
+            "or re-run benchexec"
+        ) from None
+    except (OSError, zlib.error) as e:
+        raise ResultFileError(
+            path, f"cannot be read ({e}); check that it is a complete BenchExec result file"
+        ) from None
+    except etree.LxmlError as e:
+        raise ResultFileError(
+            path, f"is not well-formed XML ({getattr(e, 'msg', e)}); pass a BenchExec result "
+            "file (*.results.*.xml.bz2), complete and unmodified"
+        ) from None
+
+
+# Whatever stops the fast reader makes the strict one read the file from the start: it raises
+# its own error for a broken file, so that both give the same message.
+_FALLBACK = (NotSimple, UnicodeDecodeError, ResultFileError, etree.LxmlError, EOFError, OSError, zlib.error)
+
+
+def _collect(raw, path, wanted, fast):
+    """The file's runs and attributes in a Collector, read fast if the file allows it."""
+    stream = files.decompressed(raw, path)
+    if fast:
+        for keep_text in (False, True):
+            try:
+                return fast_reader.collect(files.fast_pieces(raw, stream, path), path, wanted, keep_text)
+            except _FALLBACK as problem:
+                raw.seek(0)
+                stream = files.decompressed(raw, path)
+                if not isinstance(problem, TextAfterNumbers):
+                    break
+    return strict_reader.collect(files.pieces(stream), path, wanted)

@@ -35,6 +35,7 @@ VARIANTS = {
                    "file-read-page", "file-read-fault"),
 }
 STATS = ("median", "p10", "p90", "min")
+INVOCATION = "result-file"  # key under which each run keeps the result file (invocation) it came from
 MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbench.c)
 MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
@@ -84,13 +85,15 @@ def _runs(tables):
                     reason = f"{reason}, no measurement in its output"
                 excluded.append({"measure": measure, "task": str(table.tasks[i]), "status": reason, "file": table.path.name})
                 continue
+            values[INVOCATION] = table.path.name  # one result file per benchexec invocation (and run definition)
             valid_runs.append((measure, values))
     return valid_runs, excluded
 
 
 def _combine(rows, keys):
     """Per-run statistics of one variant combined over runs: median of the runs' medians, p10,
-    p90; the smallest min; n summed; the runs' medians kept for between-run spread."""
+    p90; the smallest min; n summed; the runs' medians and their invocations (result files) kept
+    for the spread between runs and between invocations."""
     median_key, p10_key, p90_key, min_key, n_key = keys
     rows = [r for r in rows if median_key in r]
     if not rows:
@@ -103,6 +106,7 @@ def _combine(rows, keys):
         "n": int(sum(r.get(n_key, 0) for r in rows)),
         "runs": len(rows),
         "run_medians": [r[median_key] for r in rows],
+        "invocations": [r[INVOCATION] for r in rows],
     }
 
 

@@ -5,7 +5,10 @@ unit of replication (over reruns where there are two or more, analysis.core.repl
 the tables show at 95 % and the findings judge at their own family's level.
 """
 
+import dataclasses
 from dataclasses import asdict
+
+import numpy as np
 
 from analysis.core import replication
 from analysis.core import stats
@@ -41,10 +44,18 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
 
 
 def load_ratio(samples, quantity, api, base_load, load, confidence=0.95):
-    """One API's mean at `load` / its mean at `base_load`."""
+    """One API's mean at `load` / its mean at `base_load`, on the grid of the API's values: a timer
+    that prints 10 ms steps cannot show a change of the program's time finer than that (when its
+    values do not scatter over several steps, the mean does not either), so each side's mean is
+    known to half a step: the ratio's grid is 2 steps / the base mean."""
     mask = samples.api == api
-    return ratio(samples, quantity, mask & (samples.load == base_load), mask & (samples.load == load), confidence,
-                 f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
+    base, other = mask & (samples.load == base_load), mask & (samples.load == load)
+    est = ratio(samples, quantity, base, other, confidence, f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
+    values = getattr(samples, quantity)[mask & samples.valid]
+    step = stats.timer_resolution(values).step
+    if est is None or not np.isfinite(step):
+        return est
+    return dataclasses.replace(est, grid=2 * step / float(np.mean(getattr(samples, quantity)[base & samples.valid])))
 
 
 def load_effects(samples, apis, loads, quantity):
@@ -56,8 +67,9 @@ def load_effects(samples, apis, loads, quantity):
             est = load_ratio(samples, quantity, api, base_load, load) if load != base_load else None
             if est is None:
                 continue
+            low, high = est.widened()
             rows.append([api_label(api), f"{base_load} → {load}", est.unit, est.n, est.m, est.value,
-                         f"{est.low:.4f} – {est.high:.4f}"])
+                         f"{low:.4f} – {high:.4f}"])
             results.append({"api": api, "load": int(load), "estimate": asdict(est)})
     return rows, results
 
@@ -80,7 +92,8 @@ def load_tables(label, cpu_rows, wall_rows):
     """The tables of ``load_effects`` for observed CPU time and wall time."""
     caption = ("Ratio = mean at the load level / mean at the lowest level. Unit reruns: mean of the per-rerun ratios "
                "with a t interval over reruns (the load levels of one rerun pair up); unit runs (one rerun): "
-               "bootstrap over runs, which holds for that invocation only.")
+               "bootstrap over runs, which holds for that invocation only. The CI is widened by half the ratio's grid "
+               "where the timer prints in steps (GNU time 10 ms, bash 1 ms).")
     return [
         Table(title=f"{label}: observed CPU time against the lowest load level", columns=list(LOAD_COLUMNS),
               rows=cpu_rows, caption=caption),

@@ -15,7 +15,7 @@ from analysis.core import stats
 
 SECOND_MODE = 0.20  # the claim is judged for a second mode holding 20 % of the runs
 SEPARATION = 6.0  # sd of each mode between the two modes (well apart, as in the thesis's histograms)
-DETECTS_FROM = 60  # detection_rate(60) >= 0.9 (tests/test_verdict_cases.py re-simulates it)
+DETECTS_FROM = 70  # detection_rate(70) >= 0.9 (0.96; at 60: 0.85; tests/test_verdict_cases.py re-simulates it)
 POWER = 0.90
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from analysis import pipeline
-from analysis.core import verdicts
+from analysis.core import replication, verdicts
 from analysis.core.verdicts import Estimate
 from analysis.experiments import EXPERIMENTS
 from analysis.experiments.discipline import claims as discipline_claims
@@ -124,6 +124,32 @@ def test_1_the_cv_ratio_claims_hold_the_calibration_target(preset):
                                (alone, 1.0, 1 + 2 * discipline_claims.CV_MARGIN)):
         assert _cv_ratio_verdicts(true, claim, tries, m, n)["refuted"] / tries <= limit
         assert _cv_ratio_verdicts(false, claim, tries, m, n)["confirmed"] / tries <= limit
+
+
+def _estimator_wrong_rate(spec, preset, truth, tries=200, drift=0.02, within=0.01, seed=0):
+    """Wrong verdicts of `spec` when its quantity is computed by the estimator the sections use
+    (replication.ratio_of_means: geometric mean of per-rerun ratios), on data drawn as the
+    calibration tool draws it (a lognormal level per rerun and condition, noise per run)."""
+    n, m = spec.sizes[preset]
+    value = spec.cases()[truth]
+    rng = np.random.default_rng([seed, n, m, int(value * 1e4)])
+    reruns = np.repeat(np.arange(1, m + 1), n)
+    wrong = 0
+    for _ in range(tries):
+        a, b = (rng.lognormal(0, drift, (m, 1)) * rng.lognormal(0, within, (m, n)) for _ in range(2))
+        est = replication.ratio_of_means(a.ravel(), value * b.ravel(), reruns, reruns, confidence=spec.confidence)
+        wrong += spec.judge(est).verdict == {"true": "refuted", "false": "confirmed"}[truth]
+    return wrong / tries
+
+
+@pytest.mark.parametrize("spec", [*time_claims.CALIBRATION, *discipline_claims.CALIBRATION], ids=lambda s: s.claim)
+def test_the_sections_estimator_holds_the_calibration_target(spec):
+    """The calibration tool simulates a t interval over per-rerun ratios; the sections use the
+    geometric mean with a t interval of the logs (positive however noisy the reruns). Same target."""
+    for preset in spec.sizes:
+        limit = 0.10 if preset == "quick" else 0.05
+        for truth in ("true", "false"):
+            assert _estimator_wrong_rate(spec, preset, truth) <= limit, (preset, truth)
 
 
 # --- 2. core heterogeneity (the policy's first user) ------------------------------------------
@@ -273,6 +299,20 @@ def test_7_a_grid_is_found_only_where_the_quantiles_sit_on_one():
     assert estimates.grid_of(_variant(20.0297, 10.0149, 20.0297)) == pytest.approx(10.0148, abs=1e-3)
     assert estimates.grid_of(_variant(0.2707, 0.2707, 0.2883)) == 0.0  # a loop's mean per iteration
     assert estimates.grid_of(_variant(56.8744, 56.8644, 56.8844)) == 0.0  # steps of 0.01 ns: printing, not a grid
+
+
+def test_7_with_several_invocations_the_median_rests_on_them_and_the_grid_on_each_run():
+    """The full preset's five invocations: a geometric t interval over the invocations' medians,
+    positive however noisy; the grid read off each run's quantiles (the median over runs of
+    p10 = 10 ns and 20 ns is 15 ns, off the grid)."""
+    runs = [[10.0149, 10.0149, 20.0297, 20.0297], [10.0149, 20.0297, 20.0297, 30.0446]]
+    v = {"median": 20.0297, "p10": 15.0223, "p90": 25.0372, "min": 10.0149, "n": 40000, "runs": 2,
+         "run_medians": [20.0297, 20.0297], "run_quantiles": runs, "invocations": ["a", "b"]}
+    est = estimates.median(v)
+    assert est.unit == "reruns" and est.m == 2 and est.grid == pytest.approx(10.0148, abs=1e-3)
+    assert verdicts.about(est, 8).verdict == "inconclusive"
+    noisy = dict(v, run_medians=[200.0, 800.0], run_quantiles=[[190, 195, 200, 210], [700, 750, 800, 900]])
+    assert estimates.median(noisy).low > 0
 
 
 # --- 8. the time-apis caption says the Holm family the code uses -------------------------------

@@ -49,14 +49,15 @@ def paired_reruns(reruns_a, reruns_b, min_runs=2):
 
 def ratio_of_means(base, other, reruns_base, reruns_other, *, confidence=0.95, what="mean B / mean A"):
     """mean(other) / mean(base) as an Estimate: over the per-rerun ratios where both conditions
-    share two or more reruns (t interval), else over the pooled runs (bootstrap)."""
+    share two or more reruns (their geometric mean with a t interval of the logs: a ratio stays
+    positive however few and noisy the reruns), else over the pooled runs (bootstrap)."""
     base, other = np.asarray(base, dtype=float), np.asarray(other, dtype=float)
     reruns_base, reruns_other = np.asarray(reruns_base), np.asarray(reruns_other)
     shared = paired_reruns(reruns_base, reruns_other)
     if len(shared) >= 2:
         ratios = [np.mean(other[reruns_other == r]) / np.mean(base[reruns_base == r]) for r in shared]
         n = min(min(np.sum(reruns_base == r), np.sum(reruns_other == r)) for r in shared)
-        return over_reruns(ratios, n=n, confidence=confidence, method=f"the per-rerun ratios {what}")
+        return over_reruns(ratios, n=n, confidence=confidence, log=True, method=f"the per-rerun ratios {what}")
     r = stats.ratio_of_means(base, other, confidence=confidence)
     return Estimate(r.ratio, r.ci_low, r.ci_high, unit="runs", n=int(min(base.size, other.size)),
                     m=max(len(set(reruns_base.tolist())), 1), scale="ratio",
@@ -73,7 +74,7 @@ def paired_ratio(base, other, reruns, *, confidence=0.95, what="B / A of the sam
     shared = [r for r in sorted(set(reruns.tolist())) if np.sum(reruns == r) >= 2]
     if len(shared) >= 2:
         ratios = [np.mean(other[reruns == r]) / np.mean(base[reruns == r]) for r in shared]
-        return over_reruns(ratios, n=min(np.sum(reruns == r) for r in shared), confidence=confidence,
+        return over_reruns(ratios, n=min(np.sum(reruns == r) for r in shared), confidence=confidence, log=True,
                            method=f"the per-rerun ratios of means {what}")
     if base.size < 2:
         return None

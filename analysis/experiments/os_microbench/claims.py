@@ -271,13 +271,16 @@ def _bandwidth_past_the_rise(mt, data):
             f"{bw['read']['median'][-1]:.1f} GB/s at {binary_size(bw['bytes'][-1])}.")
 
 
-def _rise(mt, runs):
+def _rise(mt, latency_runs):
     """Where the latency rises after a level's plateau, as an Estimate in KiB or MiB: somewhere
     between the plateau's last working-set size and the next plateau's first (the curve's sizes
-    are the grid)."""
+    are the grid; the curve is the median over the runs, per size)."""
     unit, factor = ("MiB", 2**20) if mt["bytes"] >= 2**20 else ("KiB", 2**10)
     low, high = mt["edge"][0] / factor, mt["edge"][1] / factor
-    return Estimate(math.sqrt(low * high), low, high, unit="runs", n=runs, scale=unit,
+    invocations = len(set(latency_runs.get("invocations", []))) if latency_runs else 1
+    runs = latency_runs.get("runs", 1) if latency_runs else 1
+    return Estimate(math.sqrt(low * high), low, high, unit="reruns" if invocations >= 2 else "runs",
+                    n=runs // max(invocations, 1), m=invocations, scale=unit,
                     method="the latency rises between these two measured working-set sizes"), factor, unit
 
 
@@ -285,7 +288,7 @@ def _plateau_verdict(mt, caches, data, judged):
     """(verdict, evidence) for one cache level: does the latency rise about at its size?"""
     if mt["match"] is None:
         return "inconclusive", "no plateau of this level followed by a higher one was found in the data."
-    rise, factor, unit = _rise(mt, data["runs"].get("mem-latency", 1))
+    rise, factor, unit = _rise(mt, data["main"].get("mem-latency"))
     v = verdicts.about(rise, mt["bytes"] / factor)
     judged.append((f"latency rise after L{mt['level']} ({unit})", f"the L{mt['level']} plateau ends at its size", v))
     ev = f"/sys reports L{mt['level']} = {binary_size(mt['bytes'])}; 'about' its size = within a factor 2: {v.evidence}"
@@ -313,8 +316,11 @@ def plateaus_mark_cache_sizes(data, caches, found, matches, judged):
 
 
 def _point(bw, kind, i, n):
-    """One bandwidth point as a variant (median, p10, p90, n samples) for estimates.median."""
-    return {"median": bw[kind]["median"][i], "p10": bw[kind]["p10"][i], "p90": bw[kind]["p90"][i], "n": n}
+    """One bandwidth point as a variant (median, p10, p90, n samples, each run's median and
+    invocation) for estimates.median."""
+    b = bw[kind]
+    return {"median": b["median"][i], "p10": b["p10"][i], "p90": b["p90"][i], "n": n,
+            "run_medians": b.get("run_medians", [[b["median"][i]]] * (i + 1))[i], "invocations": b.get("invocations", [[]] * (i + 1))[i]}
 
 
 def reads_beat_writes(data, caches, judged):

@@ -176,6 +176,7 @@ def timer_steps(samples, apis, label, data):
         values = values[np.isfinite(values) & (values != 0)]
         share, low, high = replication.share(round(stats.share_on_grid(values, step) * values.size), values.size)
         on_grid = verdicts.at_least(Estimate(share, low, high, unit="runs", n=int(values.size), scale="ratio",
+                                             m=data.get("reruns", 1),
                                              method=f"share of the user and real times on the {step * 1e3:g} ms grid, "
                                                     "Clopper-Pearson 95 %"), ON_GRID)
         coarser = q["resolution"]["step"]

@@ -58,7 +58,7 @@ def files_outside(directory):
 def test_sweep_end_to_end(programs, scratch):
     out = scratch / "sweep"
     before = files_outside(out)
-    process = timekit("run", "time-apis", "--reps", 2, "--loads", "0,1", "--output", out)
+    process = timekit("run", "time-apis", "--reps", 2, "--loads", "0,1", "--reruns", 1, "--output", out)
     log, _ = process.communicate(timeout=600)
     assert files_outside(out) == before, "the sweep wrote outside its result folder"
     assert process.returncode == 0, log
@@ -83,7 +83,7 @@ def test_sweep_end_to_end(programs, scratch):
 def test_interrupted_sweep_leaves_nothing_running_and_resumes_without_loss(programs, scratch):
     out = scratch / "sweep"
     rng = random.Random(os.getpid())
-    process = timekit("run", "time-apis", "--reps", 3, "--loads", "0-2", "--output", out)
+    process = timekit("run", "time-apis", "--reps", 3, "--loads", "0-2", "--reruns", 1, "--output", out)
     # interrupt somewhere in the middle of the sweep: after the first step, inside a later one
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (

@@ -364,6 +364,13 @@ def _on_grid(v: np.ndarray, step: float) -> np.ndarray:
     return np.abs(v - np.round(v / step) * step) <= tol
 
 
+def share_on_grid(values, step: float) -> float:
+    """Share of the finite non-zero values that lie on multiples of `step` (NaN without values)."""
+    v = _clean(values)
+    v = v[v != 0]
+    return float(np.mean(_on_grid(v, step))) if v.size else float("nan")
+
+
 def timer_resolution(values) -> Resolution:
     """Largest step among 1e-6..1 s (1/2/5 per decade) on which >= 99 % of the non-zero values lie.
 

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 ABOUT_FACTOR = 2.0  # "about X" = within a factor 2 of X
+FAR_FACTOR = 10.0  # "far more", "far cheaper", "tens of times" = at least a factor 10
 MAX_SUGGESTED = 10_000  # beyond this many reruns/runs the claim is said to be undecidable in practice
 
 
@@ -38,7 +39,7 @@ class Estimate:
     value: float
     low: float
     high: float
-    unit: str = "runs"  # "reruns" (invocations/rounds) or "runs" (of one invocation)
+    unit: str = "runs"  # "reruns" (invocations/rounds), "runs" (of one invocation) or "samples" (of one run)
     n: int = 0  # runs per condition (per rerun, when the unit is reruns)
     m: int = 1  # reruns per condition
     method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
@@ -53,6 +54,8 @@ class Estimate:
     def replication(self):
         if self.unit == "reruns":
             return f"unit: reruns, M = {self.m} of n = {self.n} runs"
+        if self.unit == "samples":
+            return f"unit: samples of one run, n = {self.n}"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
 
 
@@ -167,6 +170,21 @@ def direction(est, *, null=1.0, larger=True):
                                    f"{_needed(est, abs(est.value - null))}.")
 
 
+def all_of(parts):
+    """The verdict of a claim made of parts that must all hold: confirmed when every part is,
+    refuted when any part is, else inconclusive. (Judge the parts on 1 - alpha/k intervals,
+    `family`, so that one wrongly refuted part of k is as rare as for a single claim.)"""
+    verdicts = [p.verdict for p in parts]
+    if verdicts and all(v == "confirmed" for v in verdicts):
+        return "confirmed"
+    return "refuted" if "refuted" in verdicts else "inconclusive"
+
+
+def family(confidence, k):
+    """The confidence of each of k intervals judged together (Bonferroni): 1 - (1 - confidence) / k."""
+    return 1 - (1 - confidence) / max(k, 1)
+
+
 def contradictions(judged):
     """Pairs of verdicts on the same quantity that cannot both hold: [(claim a, claim b, why)].
 
@@ -181,6 +199,11 @@ def contradictions(judged):
                 found.append((claim_a, claim_b, f"'{claim_a}' is {a.verdict} and '{claim_b}' is {b.verdict}, "
                                                 f"which cannot both hold for {key_a}"))
     return found
+
+
+def contradiction_warnings(judged):
+    """The section warnings for `contradictions(judged)`: one line per pair that cannot both hold."""
+    return [f"Contradictory verdicts: {why}." for _, _, why in contradictions(judged)]
 
 
 @dataclass(frozen=True)

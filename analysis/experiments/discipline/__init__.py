@@ -1,14 +1,16 @@
 """discipline (seed 001): one CPU-bound task in the talk's run conditions, M reruns."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.discipline import analyse, samples
-from analysis.sweep.model import Experiment, Preset, SectionResult, Step
+from analysis.experiments.discipline import analyse, claims, samples
+from analysis.sweep.model import Experiment, Preset, SectionResult, Step, rotated
 
 
 def plan(preset, cpus):
     """The talk's run conditions, interleaved in every rerun: the measured runs unpinned and alone,
     then pinned to the first usable CPU alone, with one CPU-bound competitor on another CPU (where
-    there is one), and with it on the same CPU (plain and at nice 19)."""
+    there is one), and with it on the same CPU (plain and at nice 19). Their order rotates per
+    rerun (rerun r starts with the r-th condition), so drift over a sweep spreads over all of them
+    rather than favouring the condition that always runs first."""
     measured, other = cpus[0], (cpus[1] if len(cpus) > 1 else None)
     pin = ["--allowedCores", str(measured), "--limitCores", "1"]
     # (condition, benchexec arguments, competitors, their CPUs, their niceness)
@@ -18,7 +20,8 @@ def plan(preset, cpus):
     conditions += [("same-core", pin, 1, [measured], 0), ("same-core-niced", pin, 1, [measured], 19)]
     return [Step(load=load, rerun=rerun, name=f"{condition}-rerun{rerun}", condition=condition,
                  benchexec_args=args, load_cpus=load_cpus, load_nice=nice)
-            for rerun in range(1, preset.reruns + 1) for condition, args, load, load_cpus, nice in conditions]
+            for rerun in range(1, preset.reruns + 1)
+            for condition, args, load, load_cpus, nice in rotated(conditions, rerun - 1)]
 
 
 def section(context):
@@ -37,6 +40,7 @@ EXPERIMENT = Experiment(
     planner=plan,
     one_table=True,
     conditions="run conditions",
+    calibration=claims.CALIBRATION,
     presets={
         # M = 5 reruns (the talk's minimum) of 10 runs per condition: the report warns N < 30
         "quick": Preset(reps=10, loads=(), reruns=5),

@@ -4,7 +4,7 @@ The measurement-discipline experiment (seed 001, the FOSDEM talk): run condition
 Every benchexec invocation is one (condition, rerun); the conditions are the talk's: the measured
 task alone (unpinned, and pinned to one CPU), with one CPU-bound competitor on another CPU, on the
 same CPU, and on the same CPU at nice 19. The section separates within-run from between-run
-variation, compares the conditions' means and spreads with tests, and warns where the talk's rules
+variation, compares the conditions' means and spreads over reruns, and warns where the talk's rules
 (N >= 30 runs, M >= 5 reruns, a small CV) are not met. The parts: samples (the runs), variation
 (statistics and rules), plots (the figure), claims (the talk's claims, judged). Table cells of a
 missing or non-finite value are None, which the report shows as missing.
@@ -18,7 +18,7 @@ from analysis.core.report import Section, Table
 from analysis.experiments.discipline.claims import findings
 from analysis.experiments.discipline.plots import wall_per_condition
 from analysis.experiments.discipline.samples import LABEL, collect, present_conditions
-from analysis.experiments.discipline.variation import ALPHA, comparisons, rule_warnings, variation
+from analysis.experiments.discipline.variation import contrasts, rule_warnings, variation
 
 PARAGRAPHS = [
     "Seed 001 (FOSDEM talk 'How to Reliably Measure Software Performance') gives rules: N >= 30 "
@@ -26,9 +26,10 @@ PARAGRAPHS = [
     "frequency scaling. Here one CPU-bound task (divisors of 43434343) runs under BenchExec in "
     "each condition; every (condition, rerun) is its own benchexec invocation, conditions "
     "interleaved within each rerun so drift spreads over all of them.",
-    f"Wall time is the talk's measure; CPU time (cgroup) shows the work itself. Tests: Welch t on "
-    f"means and Brown-Forsythe (Levene, median-centred) on spreads, alpha = {ALPHA}, Holm within "
-    f"each family; Kruskal-Wallis across the reruns of one condition.",
+    "Wall time is the talk's measure; CPU time (cgroup) shows the work itself. The rerun is the unit "
+    "of replication and pairs the conditions (they ran interleaved in it): conditions are compared by "
+    "the ratio of their means and the ratio of their CVs per rerun, with t intervals over reruns (of "
+    "the logs for CV ratios), and judged by the report's verdict policy (docs/verdicts.md).",
 ]
 
 
@@ -47,9 +48,11 @@ def _conditions(runs, present, reruns_of, data):
                      sum(runs.excluded.get(c, {}).values())])
         for r, s in v["per_rerun"].items():
             var_rows.append([LABEL.get(c, c), r, s["n"], fmt.ms(fmt.finite(s["mean"])), fmt.ms(fmt.finite(s["sd"])),
-                             fmt.pct(s["cv"], missing=None), None, None, None])
+                             fmt.pct(s["cv"], missing=None), None, None])
+        effect = v["rerun_effect"]
         var_rows.append([LABEL.get(c, c), "all", w.n, fmt.ms(fmt.finite(w.mean)), fmt.ms(fmt.finite(w.sd)),
-                         fmt.pct(w.cv, missing=None), fmt.pct(v["between_cv"], missing=None), v["kruskal_h"], v["kruskal_p"]])
+                         fmt.pct(w.cv, missing=None), fmt.pct(v["between_cv"], missing=None),
+                         _interval(effect, "{:.2f}")])
     return rows, var_rows
 
 
@@ -61,20 +64,34 @@ def _condition_tables(rows, var_rows):
               rows=rows,
               caption="All reruns pooled. Runs that did not finish normally keep their BenchExec status and are kept out."),
         Table(title="Within-run and between-run variation of wall time (the talk's table of 5 runs)",
-              columns=["condition", "rerun", "n", "mean (ms)", "sd (ms)", "CV", "CV of rerun means", "Kruskal-Wallis H", "p"],
+              columns=["condition", "rerun", "n", "mean (ms)", "sd (ms)", "CV", "CV of rerun means",
+                       "rerun effect theta (95 % CI)"],
               rows=var_rows,
               caption="Per rerun: within-run spread. 'all': pooled over reruns, the CV of the rerun means (between-run "
-                      f"variation) and whether the reruns' distributions differ (Kruskal-Wallis, alpha = {ALPHA})."),
+                      "variation) and theta = 1 + n var(between) / var(within), 1 when reruns differ only by chance "
+                      "(one-way ANOVA F, interval from the F distribution)."),
     ]
 
 
-def _comparison_table(wall_comparisons):
+def _interval(estimate, form):
+    """'value [low, high]' of an Estimate kept as a dict, None when there is none."""
+    if not estimate:
+        return None
+    return f"{form.format(estimate['value'])} [{form.format(estimate['low'])}, {form.format(estimate['high'])}]"
+
+
+def _comparison_table(wall_contrasts):
+    def m(est):
+        return est["m"] if est else None
+
     return Table(
         title="Conditions compared (wall time)",
-        columns=["A", "B", "n A", "n B", "mean A / mean B", "CV A", "CV B", "Welch p (Holm)", "Brown-Forsythe p (Holm)"],
-        rows=[[LABEL[r["a"]], LABEL[r["b"]], r["n_a"], r["n_b"], r["ratio"], fmt.pct(r["cv_a"], missing=None),
-               fmt.pct(r["cv_b"], missing=None), r["welch_p_holm"], r["levene_p_holm"]] for r in wall_comparisons],
-        caption=f"alpha = {ALPHA}; Holm over the rows of each test.")
+        columns=["A", "B", "reruns M", "mean A / mean B (95 % CI)", "CV A / CV B (95 % CI)"],
+        rows=[[LABEL[r["a"]], LABEL[r["b"]], m(r["mean_ratio"]) or m(r["cv_ratio"]), _interval(r["mean_ratio"], "{:.3f}"),
+               _interval(r["cv_ratio"], "{:.2f}")] for r in wall_contrasts],
+        caption="Paired by rerun: mean A / mean B is the mean of the per-rerun ratios, CV A / CV B the geometric mean "
+                "of the per-rerun CV ratios, each with a 95 % t interval over reruns (with one rerun: the mean ratio "
+                "over runs, bootstrap). The findings use intervals at their own family's level.")
 
 
 def _kept_out_warning(runs):
@@ -103,13 +120,15 @@ def section(tables, conditions=None, environment=None, cpus=None):
     sec.paragraphs += PARAGRAPHS
     data = {"conditions": {}, "comparisons": {}}
     sec.tables += _condition_tables(*_conditions(runs, present, reruns_of, data))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # constant values (a test's synthetic runs) give NaN intervals, not noise
         warnings.simplefilter("ignore", RuntimeWarning)
         for quantity in ("wall", "cpu"):
-            data["comparisons"][quantity] = comparisons(runs, quantity)
+            data["comparisons"][quantity] = contrasts(runs, quantity)
+        found, contradictions = findings(runs, environment or [], cpus)
     sec.tables.append(_comparison_table(data["comparisons"]["wall"]))
     sec.figures.append(wall_per_condition(runs, present))
     sec.warnings += rule_warnings(data["conditions"], reruns_of)
     sec.warnings += _kept_out_warning(runs)
-    sec.findings += findings(data, environment or [], cpus)
+    sec.findings += found
+    sec.warnings += contradictions
     return sec, data

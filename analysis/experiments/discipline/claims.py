@@ -1,96 +1,136 @@
 """
-The talk's claims (seed 001) judged on the discipline experiment's conditions and reruns.
+The talk's claims (seed 001) judged on the discipline experiment's conditions and reruns, by the
+report's verdict policy (docs/verdicts.md).
 
-One function per claim; each returns its findings as a list (empty where the data cannot judge
-it), and ``findings`` collects them in the report's order. ``data`` is the section's data: per
-condition the summaries and variation, per quantity the conditions compared.
+The rerun is the unit of replication: the conditions run interleaved in every rerun, so each
+rerun pairs them, and every interval is a t interval over per-rerun values (ratios of means,
+ratios of CVs). A claim made of k parts judges each on a 1 - alpha/k interval (Bonferroni). One
+function per claim; each returns its findings as a list (empty where the data cannot judge it)
+and adds what it judged to ``judged`` (quantity, claim, verdict) for the contradiction check.
 """
 
-import numpy as np
-
-from analysis.core import fmt
+from analysis.core import verdicts
 from analysis.core.report import Finding
-from analysis.experiments.discipline.variation import ALPHA, CV_WARNING
+from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Verdict, family
+from analysis.experiments.discipline.samples import LABEL
+from analysis.experiments.discipline.variation import cv_ratio, mean_ratio, rerun_effect
+
+NEGLIGIBLE = 0.02  # "left alone", "as without it": the mean within 1 +- 2 %
+CV_MARGIN = 0.5  # ... and the CV within 1 +- 0.5 of the CV alone (CVs of 10 runs vary by ~25 % by chance)
+PRIORITY_BENEFIT = 0.90  # "nice 19 helps": niced / plain competitor at most 0.9 (at least 10 % faster)
+NICE_19_SHARE = 1024 / (1024 + 15)  # CFS weights: nice 0 = 1024, nice 19 = 15
+# runs per rerun n and reruns M of the presets (quick: 10 x 5, talk: 30 x 5)
+SIZES = {"quick": (10, 5), "talk": (30, 5)}
+
+# the claims whose estimate is a ratio of means over reruns, as the calibration simulates it; the
+# CV ratios are calibrated by tests/test_verdict_cases.py, whose simulation draws per-rerun CVs
+CALIBRATION = (
+    ClaimSpec("discipline: the same core takes longer than separate cores", "direction", 1.0, SIZES,
+              confidence=family(0.95, 2)),
+    ClaimSpec("discipline: a separate core leaves the mean alone (within 2 %)", "no_effect", NEGLIGIBLE, SIZES,
+              confidence=family(0.90, 2)),
+    ClaimSpec("discipline: a competitor at nice 19 slows the task at least 10 % less", "at_least", PRIORITY_BENEFIT,
+              SIZES, larger=False),
+)
 
 
-def _pairs(data, quantity):
-    return {r["a"] + "|" + r["b"]: r for r in data["comparisons"][quantity]}
+def _needs_reruns(what):
+    return Verdict("inconclusive", f"{what}: needs two or more reruns with two or more runs each in both conditions.")
 
 
-def same_core_noisier(data, cpus):
-    """Two CPU-bound tasks on one core take longer and vary more than on separate cores."""
-    pair = _pairs(data, "wall").get("same-core|separate-cores")
-    if not pair:
+def _judge(estimate, rule, *args, what="", **kwargs):
+    return rule(estimate, *args, **kwargs) if estimate is not None else _needs_reruns(what)
+
+
+def _pair(a, b):
+    return f"{LABEL.get(a, a)} / {LABEL.get(b, b)}"
+
+
+def same_core_noisier(runs, judged, cpus):
+    """Two CPU-bound tasks on one core take longer and vary far more than on separate cores."""
+    claim = ("Two CPU-bound tasks on the same core take longer and vary far more than on separate cores "
+             "(talk, bare metal: CV 23.9 % vs 0.04 %, mean 1538 vs 737 ms).")
+    present = set(runs.condition.tolist())
+    if not {"same-core", "separate-cores"} <= present:
         return [Finding(claim="Same core vs separate cores.", verdict="not testable here",
                         evidence=f"needs two usable CPUs; this sweep had {cpus or 'unknown'}.")]
-    noisier = pair["levene_p_holm"] < ALPHA and pair["cv_a"] > pair["cv_b"]
+    level = family(0.95, 2)
+    longer = _judge(mean_ratio(runs, "same-core", "separate-cores", confidence=level), verdicts.direction,
+                    what="mean ratio")
+    spread = cv_ratio(runs, "same-core", "separate-cores", confidence=level)
+    far = _judge(spread, verdicts.at_least, FAR_FACTOR, what="CV ratio")
+    more = _judge(spread, verdicts.direction, what="CV ratio")
+    judged += [("wall mean same-core / separate-cores", "same core takes longer", longer),
+               ("wall CV same-core / separate-cores", "same core varies far more", far)]
     return [Finding(
-        claim="Two CPU-bound tasks on the same core take longer and vary far more than on separate cores "
-              "(talk, bare metal: CV 23.9 % vs 0.04 %, mean 1538 vs 737 ms).",
-        verdict="confirmed" if noisier and pair["welch_p_holm"] < ALPHA and pair["ratio"] > 1 else "refuted",
-        evidence=f"wall CV {pair['cv_a']:.2%} vs {pair['cv_b']:.2%}, mean ratio {pair['ratio']:.2f}; Brown-Forsythe "
-                 f"p (Holm) = {pair['levene_p_holm']:.3g}, Welch p (Holm) = {pair['welch_p_holm']:.3g}, alpha = {ALPHA}, "
-                 f"n = {pair['n_a']} and {pair['n_b']}. Without SMT here, 'same core' is one logical CPU shared "
-                 "by time slicing, the closest this machine has to the talk's sibling threads."
-                 + (" Here the competitor on the other CPU disturbed more: see the separate-core finding."
-                    if pair["cv_b"] > pair["cv_a"] else ""))]
+        claim=claim, verdict=verdicts.all_of([longer, far]),
+        evidence=f"Two parts, each on a {level:.1%} interval (Bonferroni over 2). Takes longer (wall mean "
+                 f"{_pair('same-core', 'separate-cores')}): {longer.evidence} Varies far more ('far' = at least "
+                 f"{FAR_FACTOR:g}x the CV, the report's one meaning; CVs per rerun, so one noisy rerun counts once): "
+                 f"{far.evidence} Varies more at all: {more.verdict}. Without SMT here, 'same core' is one logical "
+                 "CPU shared by time slicing, the closest this machine has to the talk's sibling threads.")]
 
 
-def separate_core_leaves_alone(data):
-    """A CPU-bound task on a separate core leaves the measured task alone."""
-    apart = _pairs(data, "wall").get("separate-cores|alone")
-    if not apart:
+def separate_core_leaves_alone(runs, judged):
+    """A CPU-bound task on a separate core leaves the measured task alone: mean and CV as alone."""
+    if not {"separate-cores", "alone"} <= set(runs.condition.tolist()):
         return []
-    disturbed = (apart["levene_p_holm"] < ALPHA and apart["cv_a"] > apart["cv_b"]) or (
-        apart["welch_p_holm"] < ALPHA and apart["ratio"] > 1 + CV_WARNING / 2)
-    cpu = _pairs(data, "cpu").get("separate-cores|alone", {})
+    level = family(0.90, 2)  # equivalence (TOST at 5 %) of two parts
+    mean = _judge(mean_ratio(runs, "separate-cores", "alone", confidence=level), verdicts.no_effect, NEGLIGIBLE,
+                  what="mean ratio")
+    cv = _judge(cv_ratio(runs, "separate-cores", "alone", confidence=level), verdicts.no_effect, CV_MARGIN,
+                what="CV ratio")
+    judged += [("wall mean separate-cores / alone", "a separate core leaves the mean alone", mean),
+               ("wall CV separate-cores / alone", "a separate core leaves the CV alone", cv)]
+    verdict = verdicts.all_of([mean, cv])
+    cpu = cv_ratio(runs, "separate-cores", "alone", "cpu")
+    slowed = (f" The run's own CPU time varies more too (CPU-time CV ratio {cpu.value:.2f}, 95 % CI [{cpu.low:.2f}, "
+              f"{cpu.high:.2f}]): the competitor slowed its execution, not just its scheduling; in a VM two vCPUs can "
+              "be hardware threads of one host core, the talk's SMT contention arriving through the hypervisor."
+              if verdict != "confirmed" and cpu is not None and cpu.low > 1 else "")
     return [Finding(
         claim="A CPU-bound task on a separate core leaves the measured task alone (talk: CV 0.04 %, as without it).",
-        verdict="refuted" if disturbed else "confirmed",
-        evidence=f"wall CV {apart['cv_a']:.2%} with the competitor on another CPU vs {apart['cv_b']:.2%} alone, mean ratio "
-                 f"{apart['ratio']:.3f}; Brown-Forsythe p (Holm) = {apart['levene_p_holm']:.3g}, Welch p (Holm) = "
-                 f"{apart['welch_p_holm']:.3g}, alpha = {ALPHA}, n = {apart['n_a']} and {apart['n_b']}; CPU-time CV "
-                 f"{cpu.get('cv_a', float('nan')):.2%} vs {cpu.get('cv_b', float('nan')):.2%}."
-                 + (" The run's own CPU time varies too, so the competitor slowed its execution, not just its "
-                    "scheduling: in a VM two vCPUs can be hardware threads of one host core, the talk's SMT "
-                    "contention arriving through the hypervisor." if disturbed and cpu.get("cv_a", 0) > 2 * cpu.get("cv_b", 1) else ""))]
+        verdict=verdict,
+        evidence=f"Two parts, each on a {level:.1%} interval (equivalence, Bonferroni over 2). Wall mean "
+                 f"{_pair('separate-cores', 'alone')}: {mean.evidence} Wall CV {_pair('separate-cores', 'alone')}: "
+                 f"{cv.evidence}{slowed}")]
 
 
-def priority_helps(data):
-    """A competitor at nice 19 slows the measured task less than one at nice 0."""
-    niced = _pairs(data, "wall").get("same-core-niced|same-core")
-    if not niced:
+def priority_helps(runs, judged):
+    """A competitor at nice 19 slows the measured task at least 10 % less than one at nice 0."""
+    if not {"same-core-niced", "same-core"} <= set(runs.condition.tolist()):
         return []
+    helps = _judge(mean_ratio(runs, "same-core-niced", "same-core"), verdicts.at_least, PRIORITY_BENEFIT, larger=False,
+                   what="mean ratio")
+    judged.append(("wall mean same-core-niced / same-core", "nice 19 helps", helps))
+    slowdown = mean_ratio(runs, "same-core", "alone") if "alone" in set(runs.condition.tolist()) else None
+    working = (f"; a plain competitor slows the task {slowdown.value:.2f}x here, and a working nice 19 (CFS weight 15 "
+               f"against 1024: {NICE_19_SHARE:.1%} of the CPU for the task) would undo most of that, a ratio near "
+               f"{1 / slowdown.value:.2f}" if slowdown is not None else "")
     return [Finding(
         claim="Priority helps: a competitor at nice 19 slows the measured task less than one at nice 0 "
               "(talk: set process priority).",
-        verdict="confirmed" if niced["welch_p_holm"] < ALPHA and niced["ratio"] < 1 else "inconclusive",
-        evidence=f"wall mean ratio niced/plain {niced['ratio']:.3f}, Welch p (Holm) = {niced['welch_p_holm']:.3g}, "
-                 f"alpha = {ALPHA}, n = {niced['n_a']} and {niced['n_b']}. The competitor runs outside BenchExec's "
-                 "cgroup; with group scheduling, nice weighs a task only against tasks of its own cgroup, so "
-                 "under BenchExec priority is better set with cgroup CPU shares or by pinning.")]
+        verdict=helps.verdict,
+        evidence=f"Wall mean {_pair('same-core-niced', 'same-core')}: {helps.evidence} 'Helps' = at least "
+                 f"{1 - PRIORITY_BENEFIT:.0%} faster with the niced competitor{working}. The competitor runs outside "
+                 "BenchExec's cgroup; with group scheduling, nice weighs a task only against tasks of its own cgroup, "
+                 "so under BenchExec priority is better set with cgroup CPU shares or by pinning.")]
 
 
-def _cv_range(per_rerun):
-    """'lo%-hi%' of the reruns' CVs, 'unknown' when none is finite."""
-    cvs = [s["cv"] for s in per_rerun.values() if np.isfinite(s["cv"])]
-    return f"{fmt.pct(min(cvs))}-{fmt.pct(max(cvs))}" if cvs else "unknown"
-
-
-def reruns_differ(data):
+def reruns_differ(runs, judged):
     """Reruns differ beyond their within-run noise, so M >= 5 reruns are needed."""
-    alone = data["conditions"].get("alone") or data["conditions"].get("unpinned")
-    if not alone:
+    condition = next((c for c in ("alone", "unpinned") if c in set(runs.condition.tolist())), None)
+    if condition is None:
         return []
-    v = alone["variation"]
-    p = v["kruskal_p"]
+    mask = runs.of(condition)
+    differ = _judge(rerun_effect(runs.wall[mask], runs.rerun[mask]), verdicts.direction, what="rerun effect")
+    judged.append((f"rerun effect {condition}", "reruns differ", differ))
     return [Finding(
         claim="Reruns of the same benchmark differ beyond their within-run noise, so M >= 5 reruns are needed "
               "(talk: 5 runs with CV 2.2-3.2 % each, 2.94 % pooled).",
-        verdict="confirmed" if np.isfinite(p) and p < ALPHA else "inconclusive",
-        evidence=f"{len(v['per_rerun'])} reruns of the task alone: Kruskal-Wallis H = {v['kruskal_h']:.3g}, p = {p:.3g}, "
-                 f"alpha = {ALPHA}, n = {alone['wall']['n']}; within-run CV "
-                 f"{_cv_range(v['per_rerun'])}, pooled {alone['wall']['cv']:.2%}, CV of rerun means {v['between_cv']:.2%}.")]
+        verdict=differ.verdict,
+        evidence=f"{LABEL.get(condition, condition)}, wall time; the quantity is theta = 1 + n var(rerun means) / "
+                 f"var(within reruns), 1 when reruns differ only by chance: {differ.evidence}")]
 
 
 def _frequency_reason(governor):
@@ -123,8 +163,12 @@ def smt_contention(probes):
                  "the same-core condition above shows time-slicing contention instead.")]
 
 
-def findings(data, environment, cpus):
-    """The talk's claims in the report's order; ``environment``: a sweep's probe list."""
+def findings(runs, environment, cpus):
+    """(the talk's claims in the report's order, warnings for verdicts that contradict each other);
+    ``environment``: a sweep's probe list."""
     probes = {p["name"]: p for p in environment}
-    return [*same_core_noisier(data, cpus), *separate_core_leaves_alone(data), *priority_helps(data),
-            *reruns_differ(data), *fixed_frequency_cuts_variation(probes), *smt_contention(probes)]
+    judged = []
+    found = [*same_core_noisier(runs, judged, cpus), *separate_core_leaves_alone(runs, judged),
+             *priority_helps(runs, judged), *reruns_differ(runs, judged), *fixed_frequency_cuts_variation(probes),
+             *smt_contention(probes)]
+    return found, verdicts.contradiction_warnings(judged)

@@ -1,7 +1,7 @@
 """os-microbench (seed 003): eleven lmbench-style OS and memory costs, predicted vs measured."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.os_microbench import analyse, samples
+from analysis.experiments.os_microbench import analyse, claims, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
@@ -18,9 +18,12 @@ EXPERIMENT = Experiment(
     columns=samples.COLUMNS,
     section=section,
     default_reps=1,
+    calibration=claims.CALIBRATION,
     presets={
-        # each measurement repeats itself inside the program; one run each, ~15 s
+        # each measurement repeats itself inside the program; one run each, ~15 s: intervals over the
+        # samples of one run, which hold for that run only
         "quick": Preset(reps=1, loads=(0,), reruns=1),
-        "full": Preset(reps=5, loads=(0,), reruns=1),
+        # five invocations of one run each: intervals over invocations
+        "full": Preset(reps=1, loads=(0,), reruns=5),
     },
 )

@@ -1,40 +1,57 @@
 """
-The seed's claims about the os-microbench operations, each judged on this machine's data.
-
-One function per claim (a claim judged per cache level gives one finding per level); each
-returns its findings as a list, empty where the data to judge it is missing, and ``findings``
-collects them in the report's order. The seed's figures and the published ranges the verdicts
-compare with are in seed.py.
+The seed's claims about the os-microbench operations, each judged on this machine's data by the
+report's verdict policy (docs/verdicts.md): 'about X' = within a factor 2 of X, 'far' and 'tens
+of times' = at least a factor 10, judged on intervals of the medians (estimates.py), widened by
+the grid their samples sit on. One function per claim (a claim judged per cache level gives one
+finding per level); each returns its findings as a list, empty where the data to judge it is
+missing, and adds what it judged to ``judged`` for the contradiction check. The seed's figures
+and the published ranges are in seed.py.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 from scipy import stats as scipy_stats
 
+from analysis.core import verdicts
 from analysis.core.fmt import binary_size, duration_ns
 from analysis.core.report import Finding
+from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Estimate, family
+from analysis.experiments.os_microbench import estimates
 from analysis.experiments.os_microbench.levels import bandwidth_points
 from analysis.experiments.os_microbench.samples import core_ghz
 from analysis.experiments.os_microbench.seed import SEED
 
-ALPHA = 0.05
 CLAIM_SEED = "seed report"
 NOT_TESTABLE = "not testable here"
+TSC_MARGIN = 0.05  # "TSC ticks are core cycles": within 5 %
+CHEAP_NS = 1000.0  # "cheap" serialisation: under 1 µs per use
+CALL_RISE = 2.0  # "grows from 2 to 6 cycles": at least 2 cycles more for 7 arguments (half the seed's rise)
+# samples n of the smallest judged variant and runs M: quick one run of each measurement, full 5 invocations
+SIZES = {"quick": (51, 1), "full": (1, 5)}
+
+CALIBRATION = (
+    ClaimSpec("os-microbench: TSC ticks are core cycles (within 5 %)", "no_effect", TSC_MARGIN, SIZES, confidence=0.90),
+    ClaimSpec("os-microbench: CPUID;RDTSC adds about 8 ns", "about", SEED["timer"]["measured"], SIZES),
+    ClaimSpec("os-microbench: CPUID serialises in under 1 µs", "at_least", CHEAP_NS, SIZES, larger=False),
+    ClaimSpec("os-microbench: a loop iteration costs about 2 cycles", "about", 2.0, SIZES),
+    ClaimSpec("os-microbench: 7 arguments cost at least 2 cycles more than 0", "at_least", CALL_RISE, SIZES),
+    ClaimSpec("os-microbench: getppid costs about 42 ns", "about", SEED["syscall"]["measured"], SIZES),
+    ClaimSpec("os-microbench: a kernel entry costs at least 10x a call", "at_least", FAR_FACTOR, SIZES),
+    ClaimSpec("os-microbench: a thread is at least 10x cheaper to create than a process", "at_least", FAR_FACTOR, SIZES),
+    ClaimSpec("os-microbench: fork+exec about 174 µs (and pthread about 2 µs)", "about", SEED["fork-exec"]["measured"],
+              SIZES, confidence=family(0.95, 2)),
+    ClaimSpec("os-microbench: a process switch costs at least 10x a thread switch", "at_least", FAR_FACTOR, SIZES),
+    ClaimSpec("os-microbench: reads are faster than writes in L1", "direction", 1.0, SIZES),
+    ClaimSpec("os-microbench: a page fault costs about 100 ns", "about", SEED["page-fault"]["measured"], SIZES),
+)
 
 
 def _v(data, name):
     return data["variants"].get(name)
-
-
-def _cycles(data, variant):
-    v = _v(data, variant)
-    ghz = core_ghz(data, v["measure"]) if v else None
-    return v["median"] * ghz if v and ghz else None
-
-
-def _overlap(a, b):
-    return not (a["p10"] > b["p90"] or b["p10"] > a["p90"])
 
 
 def _spread(v):
@@ -42,167 +59,191 @@ def _spread(v):
     return f"{duration_ns(v['p10'])} – {duration_ns(v['p90'])}"
 
 
-def tsc_counts_cycles(data):
+def _us(est):
+    return estimates.scaled(est, 1e-3, "µs")
+
+
+def _in_cycles(est, ghz):
+    """'a–b core cycles' of an estimate in ns: as finely as its interval and grid allow."""
+    low, high = est.widened()
+    return f"{low * ghz:.3g}–{high * ghz:.3g} core cycles at {ghz:.2f} GHz"
+
+
+def tsc_counts_cycles(data, judged):
     """The seed counted cycles with the TSC: TSC ticks are core cycles only at the nominal clock."""
-    info = data["info"].get("timer") or next(iter(data["info"].values()), {})
-    tsc, core = info.get("tsc-ghz"), info.get("core-ghz")
-    if not (tsc and core):
-        return [Finding(f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock", NOT_TESTABLE,
-                        "no invariant TSC (constant_tsc and nonstop_tsc) or no timer run: clock_gettime only")]
-    ratio = core / tsc
-    return [Finding(
-        claim=f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)",
-        verdict="refuted" if abs(ratio - 1) > 0.05 else "confirmed",
-        evidence=f"TSC calibrated against CLOCK_MONOTONIC_RAW: {tsc:.4f} GHz; core clock from a dependent-add chain: "
-                 f"{core:.3f} GHz, {ratio:.2f} core cycles per TSC tick. 'Agreement' = within 5 %. TSC ticks are a "
-                 "constant-rate time base, not cycles; this report counts cycles only from the add chain.",
-    )]
+    claim = f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)"
+    add = _v(data, "add")
+    tsc = data["info"].get(add["measure"], {}).get("tsc-ghz") if add else None
+    if not (add and tsc):
+        return [Finding(claim, NOT_TESTABLE, "no invariant TSC (constant_tsc and nonstop_tsc) or no dependent-add "
+                                             "chain measured: the core clock cannot be compared with the TSC")]
+    ns = estimates.median(add, 0.90)
+    low, high = ns.widened()
+    per_tick = Estimate(1 / (ns.value * tsc), 1 / (high * tsc), 1 / (low * tsc), unit=ns.unit, n=ns.n, m=ns.m,
+                        scale="ratio", method=f"core cycles per TSC tick = 1 / (ns per dependent add x TSC GHz), "
+                                              f"from the add chain's {ns.method}")
+    v = verdicts.no_effect(per_tick, TSC_MARGIN)
+    judged.append(("core cycles per TSC tick", "TSC ticks are core cycles", v))
+    return [Finding(claim, v.verdict,
+                    f"Equivalence within ±{TSC_MARGIN:.0%} on a 90 % interval: {v.evidence} TSC calibrated against "
+                    f"CLOCK_MONOTONIC_RAW: {tsc:.4f} GHz; core clock from the dependent-add chain "
+                    f"{1 / ns.value:.3f} GHz. TSC ticks are a constant-rate time base, not cycles; this report counts "
+                    "cycles only from the add chain.")]
 
 
-def timer_read_cost(data):
+def timer_read_cost(data, judged):
     """Reading the time costs about 8 ns (23 cycles)."""
     floor, cost = _v(data, "tsc-cpuid"), _v(data, "tsc-cpuid-cost")
     if not floor:
         return []
-    cyc = _cycles(data, "tsc-cpuid")
-    within = 0.5 <= floor["median"] / SEED["timer"]["measured"] <= 2
+    est = estimates.median(floor)
+    v = verdicts.about(est, SEED["timer"]["measured"])
+    judged.append(("CPUID;RDTSC floor (ns)", "reading the time adds about 8 ns", v))
+    ghz = core_ghz(data, floor["measure"])
     return [Finding(
         claim=f"{CLAIM_SEED}: reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement",
-        verdict="confirmed" if within else "refuted",
-        evidence=f"floor (RDTSC to RDTSCP, nothing between): median {duration_ns(floor['median'])} = {cyc:.0f} core cycles, "
-                 f"p10–p90 {_spread(floor)}, n = {floor['n']}; 'about' = within a factor 2 of 8 ns."
-                 + (f" Each use of the pattern costs {duration_ns(cost['median'])} of wall time (two CPUIDs), n = {cost['n']}"
-                    " samples: CPUID exits to the hypervisor in a VM." if cost else ""),
+        verdict=v.verdict,
+        evidence=f"Floor (RDTSC to RDTSCP, nothing between): {v.evidence} p10–p90 {_spread(floor)}"
+                 + (f"; {_in_cycles(est, ghz)}, as finely as the grid allows" if ghz else "") + "."
+                 + (f" Each use of the pattern costs {duration_ns(cost['median'])} of wall time (two CPUIDs), n = "
+                    f"{cost['n']} samples: CPUID exits to the hypervisor in a VM." if cost else ""),
     )]
 
 
-def cpuid_serialises_cheaply(data):
+def cpuid_serialises_cheaply(data, judged):
     """Paoloni's CPUID pattern, used by the seed, is cheap."""
     cost = _v(data, "tsc-cpuid-cost")
     if not cost:
         return []
     lf = _v(data, "tsc-lfence-cost")
+    v = verdicts.at_least(_us(estimates.median(cost)), CHEAP_NS / 1e3, larger=False)
+    judged.append(("CPUID;RDTSC use (µs)", "CPUID is cheap", v))
     return [Finding(
         claim="Paoloni (2010), used by the seed: CPUID is a cheap way to serialise before reading the TSC",
-        verdict="refuted" if cost["median"] > 1000 else "confirmed",
-        evidence=f"one CPUID;RDTSC … RDTSCP;CPUID use costs {duration_ns(cost['median'])} (p10–p90 {_spread(cost)})"
-                 + (f" against {duration_ns(lf['median'])} for LFENCE;RDTSCP;LFENCE twice" if lf else "")
-                 + "; 'cheap' = under 1 µs per use. In a VM CPUID traps to the hypervisor [sdm]; on bare metal it takes "
-                   "~100-200 cycles [fog].",
+        verdict=v.verdict,
+        evidence=f"'Cheap' = under {CHEAP_NS / 1e3:g} µs per use of CPUID;RDTSC … RDTSCP;CPUID: {v.evidence} p10–p90 "
+                 f"{_spread(cost)}" + (f"; LFENCE;RDTSCP;LFENCE twice costs {duration_ns(lf['median'])}" if lf else "")
+                 + ". In a VM CPUID traps to the hypervisor [sdm]; on bare metal it takes ~100-200 cycles [fog].",
     )]
 
 
-def loop_cost(data):
+def loop_cost(data, judged):
     """Loop overhead is about 2 cycles."""
-    loop, cyc = _v(data, "loop"), _cycles(data, "loop")
-    if not (loop and cyc):
+    loop, add, ghz = _v(data, "loop"), _v(data, "add"), core_ghz(data, "loop")
+    if not (loop and (add or ghz)):
         return []
+    # cycles = loop time / the time of one dependent add (one cycle): both medians' uncertainty counts
+    cycles = (dataclasses.replace(estimates.ratio(loop, add, what="loop iteration / dependent add"), scale="cycles")
+              if add else estimates.scaled(estimates.median(loop), ghz, "cycles"))
+    v = verdicts.about(cycles, 2.0)
+    judged.append(("loop iteration (cycles)", "a loop iteration costs about 2 cycles", v))
     return [Finding(
         claim=f"{CLAIM_SEED}: one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)",
-        verdict="confirmed" if cyc <= 2.5 else "refuted",
-        evidence=f"empty counted loop: median {duration_ns(loop['median'])} = {cyc:.2f} core cycles per iteration "
-                 f"(p10–p90 {_spread(loop)}, n = {loop['n']} samples of {int(1e6)} iterations by default); confirmed "
-                 "when at most 2.5 cycles.",
+        verdict=v.verdict,
+        evidence=f"Empty counted loop, per iteration (samples of {int(1e6)} iterations by default), in cycles of the "
+                 f"dependent-add chain: {v.evidence} Median {duration_ns(loop['median'])}, p10–p90 {_spread(loop)}.",
     )]
 
 
-def call_cost_grows(data):
-    """The cost of a procedure call grows with its arguments (Spearman, Theil-Sen)."""
+def call_cost_grows(data, judged):
+    """The cost of a procedure call grows with its arguments: at least 2 cycles more for 7."""
     calls = [_v(data, f"call{k}") for k in range(8)]
-    if not all(calls):
-        return []
     ghz = core_ghz(data, "call")
+    if not (all(calls) and ghz):
+        return []
+    rise = estimates.difference(calls[7], calls[0], factor=ghz, scale="cycles", what="call with 7 args - with 0 args")
+    v = verdicts.at_least(rise, CALL_RISE)
+    judged.append(("call 7 args - 0 args (cycles)", "call cost grows with arguments", v))
     med = np.array([c["median"] for c in calls]) * ghz
-    rho = scipy_stats.spearmanr(np.arange(8), med)
     slope = scipy_stats.theilslopes(med, np.arange(8))
-    rise = med[7] - med[0]
-    grows = rho.statistic > 0 and rho.pvalue < ALPHA and rise >= 2.0
     return [Finding(
         claim=f"{CLAIM_SEED}: the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)",
-        verdict="confirmed" if grows else "refuted",
-        evidence=f"medians {', '.join(f'{x:.2f}' for x in med)} core cycles for 0..7 args; Spearman rho = "
-                 f"{rho.statistic:.2f}, p = {rho.pvalue:.3g} (alpha {ALPHA}); Theil-Sen slope {slope.slope:.3f} cycles per "
-                 f"argument; 7 args - 0 args = {rise:.2f} cycles. 'Grows' = significant positive rank correlation and at "
-                 "least 2 cycles more for 7 args (half the seed's rise). Arguments 1-6 travel in registers (SysV ABI), "
-                 "the 7th on the stack.",
+        verdict=v.verdict,
+        evidence=f"'Grows' = at least {CALL_RISE:g} cycles more for 7 arguments than for none (half the seed's rise): "
+                 f"{v.evidence} Medians {', '.join(f'{x:.2f}' for x in med)} core cycles for 0..7 args; Theil-Sen slope "
+                 f"{slope.slope:.3f} cycles per argument. Arguments 1-6 travel in registers (SysV ABI), the 7th on the "
+                 "stack.",
     )]
 
 
-def syscall_cost(data):
+def syscall_cost(data, judged):
     """A null system call costs about 42 ns."""
     sysc = _v(data, "getppid")
     if not sysc:
         return []
-    within = 0.5 <= sysc["median"] / SEED["syscall"]["measured"] <= 2
-    vd = _v(data, "vdso")
+    est = estimates.median(sysc)
+    v = verdicts.about(est, SEED["syscall"]["measured"])
+    judged.append(("getppid (ns)", "a null system call costs about 42 ns", v))
+    vd, ghz = _v(data, "vdso"), core_ghz(data, "syscall")
     return [Finding(
         claim=f"{CLAIM_SEED}: a null system call (getppid) costs about 42 ns (107 cycles)",
-        verdict="confirmed" if within else "refuted",
-        evidence=f"syscall(SYS_getppid): median {duration_ns(sysc['median'])} = {_cycles(data, 'getppid'):.0f} core cycles, "
-                 f"p10–p90 {_spread(sysc)}, n = {sysc['n']}; 'about' = within a factor 2."
+        verdict=v.verdict,
+        evidence=f"syscall(SYS_getppid): {v.evidence} p10–p90 {_spread(sysc)}"
+                 + (f"; {_in_cycles(est, ghz)}" if ghz else "") + "."
                  + (f" A vDSO clock_gettime, which stays in user space, costs {duration_ns(vd['median'])}." if vd else "")
                  + " Kernel entries cost more since the Meltdown/Spectre mitigations [gregg] and in a VM.",
     )]
 
 
-def kernel_entry_beats_call(data):
+def _times(judged, claim, key, a, b, what, detail=""):
+    """A claim that variant a costs at least FAR_FACTOR times variant b."""
+    v = verdicts.at_least(estimates.ratio(a, b, what=what), FAR_FACTOR)
+    judged.append((key, claim, v))
+    return [Finding(claim, v.verdict, f"'Far' = at least {FAR_FACTOR:g}x: {v.evidence} {what}: "
+                                      f"{duration_ns(a['median'])} / {duration_ns(b['median'])}.{detail}")]
+
+
+def kernel_entry_beats_call(data, judged):
     """Entering the kernel costs over 10x a procedure call."""
     sysc, call0 = _v(data, "getppid"), _v(data, "call0")
     if not (sysc and call0):
         return []
-    ratio = sysc["median"] / call0["median"]
-    return [Finding(
-        claim=f"{CLAIM_SEED}: entering the kernel costs far more (over 10x) than a procedure call",
-        verdict="confirmed" if ratio >= 10 else "refuted",
-        evidence=f"getppid {duration_ns(sysc['median'])} / call with 0 args {duration_ns(call0['median'])} = {ratio:.0f}x.",
-    )]
+    return _times(judged, f"{CLAIM_SEED}: entering the kernel costs far more (over 10x) than a procedure call",
+                  "getppid / call with 0 args", sysc, call0, "getppid / call with 0 args")
 
 
-def thread_cheaper_than_process(data):
+def thread_cheaper_than_process(data, judged):
     """Creating a thread is far cheaper than creating a process."""
     fx, fe, pt = _v(data, "fork-exec"), _v(data, "fork-exit"), _v(data, "pthread")
     if not (fx and pt):
         return []
-    ratio = fx["median"] / pt["median"]
-    return [Finding(
-        claim=f"{CLAIM_SEED}: creating a kernel thread is far cheaper than creating a process (174 µs vs 2 µs)",
-        verdict="confirmed" if ratio >= 10 and not _overlap(fx, pt) else "refuted",
-        evidence=f"fork+exec {duration_ns(fx['median'])} (p10–p90 {_spread(fx)}, n = {fx['n']}) vs pthread_create+join "
-                 f"{duration_ns(pt['median'])} (p10–p90 {_spread(pt)}, n = {pt['n']}): {ratio:.0f}x"
-                 + (f"; fork+exit alone {duration_ns(fe['median'])}, {fe['median'] / pt['median']:.0f}x a thread" if fe else "")
-                 + ". 'Far cheaper' = at least 10x with p10–p90 ranges apart.",
-    )]
+    return _times(judged, f"{CLAIM_SEED}: creating a kernel thread is far cheaper than creating a process "
+                                "(174 µs vs 2 µs)", "fork+exec / pthread_create+join", fx, pt,
+                  "fork+exec / pthread_create+join",
+                  f" p10–p90 {_spread(fx)} and {_spread(pt)}"
+                  + (f"; fork+exit alone {duration_ns(fe['median'])}, {fe['median'] / pt['median']:.0f}x a thread"
+                     if fe else "") + ".")
 
 
-def creation_costs(data):
+def creation_costs(data, judged):
     """fork+exec takes about 174 µs and pthread_create about 2 µs."""
     fx, pt = _v(data, "fork-exec"), _v(data, "pthread")
     if not (fx and pt):
         return []
+    level = family(0.95, 2)
+    fork = verdicts.about(_us(estimates.median(fx, level)), SEED["fork-exec"]["measured"] / 1e3)
+    thread = verdicts.about(_us(estimates.median(pt, level)), SEED["pthread"]["measured"] / 1e3)
+    judged += [("fork+exec (µs)", "fork+exec takes about 174 µs", fork),
+               ("pthread_create+join (µs)", "pthread_create takes about 2 µs", thread)]
     return [Finding(
         claim=f"{CLAIM_SEED}: fork+exec takes about 174 µs and pthread_create about 2 µs",
-        verdict="confirmed" if 0.5 <= fx["median"] / 174e3 <= 2 and 0.5 <= pt["median"] / 2e3 <= 2 else "refuted",
-        evidence=f"fork+exec {duration_ns(fx['median'])} ({fx['median'] / 174e3:.2f}x the seed), pthread_create+join "
-                 f"{duration_ns(pt['median'])} ({pt['median'] / 2e3:.2f}x); 'about' = within a factor 2 each. The seed timed "
-                 "from the parent's fork to the child's first instruction; here fork to waitpid (lmbench's lat_proc), "
-                 "which includes exit and reaping.",
+        verdict=verdicts.all_of([fork, thread]),
+        evidence=f"Two parts, each on a {level:.1%} interval (Bonferroni over 2). fork+exec: {fork.evidence} "
+                 f"pthread_create+join: {thread.evidence} The seed timed from the parent's fork to the child's first "
+                 "instruction; here fork to waitpid (lmbench's lat_proc), which includes exit and reaping.",
     )]
 
 
-def process_switch_costs_tens_of_thread_switches(data):
+def process_switch_costs_tens_of_thread_switches(data, judged):
     """A process context switch costs tens of times a thread context switch."""
     ps, ts = _v(data, "process-switch"), _v(data, "thread-switch")
     if not (ps and ts):
         return []
-    ratio = ps["median"] / ts["median"]
-    return [Finding(
-        claim=f"{CLAIM_SEED}: a process context switch (67 µs) costs tens of times a thread context switch (1.25 µs)",
-        verdict="confirmed" if ratio >= 10 else "refuted",
-        evidence=f"process switch {duration_ns(ps['median'])} (p10–p90 {_spread(ps)}), thread switch "
-                 f"{duration_ns(ts['median'])} (p10–p90 {_spread(ts)}), n = {ps['n']} each: {ratio:.2f}x; 'tens of times' "
-                 "= at least 10x. Both pinned to one CPU, pipe cost without a switch subtracted. The seed's 67 µs included "
-                 "fork and process exit.",
-    )]
+    return _times(judged, f"{CLAIM_SEED}: a process context switch (67 µs) costs tens of times a thread context "
+                                "switch (1.25 µs)", "process switch / thread switch", ps, ts,
+                  "process switch / thread switch",
+                  " Both pinned to one CPU, pipe cost without a switch subtracted. The seed's 67 µs included fork and "
+                  "process exit.")
 
 
 def _mismatch_reason(mt, caches):
@@ -230,28 +271,42 @@ def _bandwidth_past_the_rise(mt, data):
             f"{bw['read']['median'][-1]:.1f} GB/s at {binary_size(bw['bytes'][-1])}.")
 
 
-def _plateau_verdict(mt, caches, data):
-    """(verdict, evidence) for one cache level's match."""
+def _rise(mt, latency_runs):
+    """Where the latency rises after a level's plateau, as an Estimate in KiB or MiB: somewhere
+    between the plateau's last working-set size and the next plateau's first (the curve's sizes
+    are the grid; the curve is the median over the runs, per size)."""
+    unit, factor = ("MiB", 2**20) if mt["bytes"] >= 2**20 else ("KiB", 2**10)
+    low, high = mt["edge"][0] / factor, mt["edge"][1] / factor
+    invocations = len(set(latency_runs.get("invocations", []))) if latency_runs else 1
+    runs = latency_runs.get("runs", 1) if latency_runs else 1
+    return Estimate(math.sqrt(low * high), low, high, unit="reruns" if invocations >= 2 else "runs",
+                    n=runs // max(invocations, 1), m=invocations, scale=unit,
+                    method="the latency rises between these two measured working-set sizes"), factor, unit
+
+
+def _plateau_verdict(mt, caches, data, judged):
+    """(verdict, evidence) for one cache level: does the latency rise about at its size?"""
     if mt["match"] is None:
-        return "inconclusive", "no plateau of this level followed by a higher one was found in the data"
-    ev = (f"latency rises between {binary_size(mt['edge'][0])} and {binary_size(mt['edge'][1])}; "
-          f"/sys reports L{mt['level']} = {binary_size(mt['bytes'])}; a match needs the rise to overlap "
-          f"[{binary_size(mt['bytes'] / 2)}, {binary_size(mt['bytes'] * 2)}].")
-    if not mt["match"]:
+        return "inconclusive", "no plateau of this level followed by a higher one was found in the data."
+    rise, factor, unit = _rise(mt, data["main"].get("mem-latency"))
+    v = verdicts.about(rise, mt["bytes"] / factor)
+    judged.append((f"latency rise after L{mt['level']} ({unit})", f"the L{mt['level']} plateau ends at its size", v))
+    ev = f"/sys reports L{mt['level']} = {binary_size(mt['bytes'])}; 'about' its size = within a factor 2: {v.evidence}"
+    if v.verdict != "confirmed" and not mt["match"]:
         ev += _mismatch_reason(mt, caches)
         if mt["level"] == max(caches) and data.get("bandwidth"):
             ev += _bandwidth_past_the_rise(mt, data)
-    return ("confirmed" if mt["match"] else "refuted"), ev
+    return v.verdict, ev
 
 
-def plateaus_mark_cache_sizes(data, caches, found, matches):
+def plateaus_mark_cache_sizes(data, caches, found, matches, judged):
     """The latency curve's plateaus end at the cache sizes: one finding per cache level."""
     if not data.get("latency"):
         return []
     plateau_text = ", ".join("{} {:.3g} ns".format(p["label"], p["ns"]) for p in found) or "none"
     out = []
     for mt in matches:
-        verdict, ev = _plateau_verdict(mt, caches, data)
+        verdict, ev = _plateau_verdict(mt, caches, data, judged)
         out.append(Finding(
             claim=f"{CLAIM_SEED}: the latency curve has plateaus whose ends mark the cache sizes "
                   f"(here L{mt['level']}, {binary_size(mt['bytes'])})",
@@ -260,7 +315,15 @@ def plateaus_mark_cache_sizes(data, caches, found, matches):
     return out
 
 
-def reads_beat_writes(data, caches):
+def _point(bw, kind, i, n):
+    """One bandwidth point as a variant (median, p10, p90, n samples, each run's median and
+    invocation) for estimates.median."""
+    b = bw[kind]
+    return {"median": b["median"][i], "p10": b["p10"][i], "p90": b["p90"][i], "n": n,
+            "run_medians": b.get("run_medians", [[b["median"][i]]] * (i + 1))[i], "invocations": b.get("invocations", [[]] * (i + 1))[i]}
+
+
+def reads_beat_writes(data, caches, judged):
     """Read bandwidth exceeds write bandwidth on a cache-resident array."""
     points = bandwidth_points(data, caches)
     bw = data.get("bandwidth")
@@ -269,38 +332,48 @@ def reads_beat_writes(data, caches):
     r, w = bw["read"], bw["write"]
     parts = [f"{level} ({binary_size(bw['bytes'][i])}): read {r['median'][i]:.1f} GB/s (p10 {r['p10'][i]:.1f}), "
              f"write {w['median'][i]:.1f} GB/s (p90 {w['p90'][i]:.1f})" for level, i in points.items()]
-    i = points["L1"]
+    i, n = points["L1"], int(data["info"].get("mem-bandwidth", {}).get("bw-n", 1))
+    v = verdicts.direction(estimates.ratio(_point(bw, "read", i, n), _point(bw, "write", i, n),
+                                           what="read / write bandwidth"))
+    judged.append(("read / write bandwidth in L1", "reads are faster than writes", v))
     return [Finding(
         claim=f"{CLAIM_SEED}: reads are faster than writes on a cache-resident array (83 vs 55 GB/s on 4 KB)",
-        verdict="confirmed" if r["p10"][i] > w["p90"][i] else "refuted",
-        evidence="; ".join(parts) + ". Judged on the L1-resident buffer, the seed's setting: confirmed when read's "
-                 "p10 lies above write's p90. Beyond the caches both are bound by DRAM (and a write first reads its line).",
+        verdict=v.verdict,
+        evidence=f"Judged on the L1-resident buffer, the seed's setting: {v.evidence} " + "; ".join(parts)
+                 + ". Beyond the caches both are bound by DRAM (and a write first reads its line).",
     )]
 
 
-def page_fault_cost(data):
+def page_fault_cost(data, judged):
     """Servicing a page fault takes about 100 ns."""
     aw, fr, frp = _v(data, "anon-write-fault"), _v(data, "file-read-fault"), _v(data, "file-read-page")
     if not (aw or fr):
         return []
     pf = data["info"].get("page-fault", {})
-    per_fault = min(x["median"] for x in (aw, fr) if x)
+    cheaper = min((x for x in (aw, fr) if x), key=lambda x: x["median"])
+    v = verdicts.about(estimates.median(cheaper), SEED["page-fault"]["measured"])
+    judged.append(("page fault (ns)", "a page fault costs about 100 ns", v))
     return [Finding(
         claim=f"{CLAIM_SEED}: servicing a page fault takes about 100 ns (250 cycles)",
-        verdict="confirmed" if 0.5 <= per_fault / 100 <= 2 else "refuted",
-        evidence=(f"anonymous write fault {duration_ns(aw['median'])} per fault "
-                  f"({pf.get('anon-write-faults-per-page', float('nan')):.3f} faults per page); " if aw else "")
+        verdict=v.verdict,
+        evidence=f"The cheaper kind of fault, per fault: {v.evidence} "
+        + (f"Anonymous write fault {duration_ns(aw['median'])} per fault "
+           f"({pf.get('anon-write-faults-per-page', float('nan')):.3f} faults per page); " if aw else "")
         + (f"file read fault {duration_ns(fr['median'])} per fault, but {pf.get('file-read-faults-per-page', float('nan')):.4f} "
            f"faults per page, so {duration_ns(frp['median'])} per page. " if fr and frp else "")
-        + "'About' = within a factor 2 per fault. The seed divided by pages, not faults: with fault-around "
-          "[faultaround] one fault maps 16 pages, which makes a per-page figure near 100 ns plausible.",
+        + "The seed divided by pages, not faults: with fault-around [faultaround] one fault maps 16 pages, which makes "
+          "a per-page figure near 100 ns plausible.",
     )]
 
 
 def findings(data, caches, found, matches):
-    """The seed's claims, each with this machine's verdict and the evidence behind it."""
-    return [*tsc_counts_cycles(data), *timer_read_cost(data), *cpuid_serialises_cheaply(data), *loop_cost(data),
-            *call_cost_grows(data), *syscall_cost(data), *kernel_entry_beats_call(data),
-            *thread_cheaper_than_process(data), *creation_costs(data), *process_switch_costs_tens_of_thread_switches(data),
-            *plateaus_mark_cache_sizes(data, caches, found, matches), *reads_beat_writes(data, caches),
-            *page_fault_cost(data)]
+    """(the seed's claims, each with this machine's verdict and the evidence behind it; warnings
+    for verdicts that contradict each other)."""
+    judged = []
+    out = [*tsc_counts_cycles(data, judged), *timer_read_cost(data, judged), *cpuid_serialises_cheaply(data, judged),
+           *loop_cost(data, judged), *call_cost_grows(data, judged), *syscall_cost(data, judged),
+           *kernel_entry_beats_call(data, judged), *thread_cheaper_than_process(data, judged),
+           *creation_costs(data, judged), *process_switch_costs_tens_of_thread_switches(data, judged),
+           *plateaus_mark_cache_sizes(data, caches, found, matches, judged), *reads_beat_writes(data, caches, judged),
+           *page_fault_cost(data, judged)]
+    return out, verdicts.contradiction_warnings(judged)

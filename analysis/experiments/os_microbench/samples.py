@@ -35,6 +35,7 @@ VARIANTS = {
                    "file-read-page", "file-read-fault"),
 }
 STATS = ("median", "p10", "p90", "min")
+INVOCATION = "result-file"  # key under which each run keeps the result file (invocation) it came from
 MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbench.c)
 MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
@@ -84,13 +85,15 @@ def _runs(tables):
                     reason = f"{reason}, no measurement in its output"
                 excluded.append({"measure": measure, "task": str(table.tasks[i]), "status": reason, "file": table.path.name})
                 continue
+            values[INVOCATION] = table.path.name  # one result file per benchexec invocation (and run definition)
             valid_runs.append((measure, values))
     return valid_runs, excluded
 
 
 def _combine(rows, keys):
     """Per-run statistics of one variant combined over runs: median of the runs' medians, p10,
-    p90; the smallest min; n summed; the runs' medians kept for between-run spread."""
+    p90; the smallest min; n summed; the runs' medians and their invocations (result files) kept
+    for the spread between runs and between invocations."""
     median_key, p10_key, p90_key, min_key, n_key = keys
     rows = [r for r in rows if median_key in r]
     if not rows:
@@ -103,6 +106,8 @@ def _combine(rows, keys):
         "n": int(sum(r.get(n_key, 0) for r in rows)),
         "runs": len(rows),
         "run_medians": [r[median_key] for r in rows],
+        "run_quantiles": [[r.get(k, float("nan")) for k in (min_key, p10_key, median_key, p90_key)] for r in rows],
+        "invocations": [r[INVOCATION] for r in rows],
     }
 
 
@@ -121,6 +126,18 @@ def _curve(rows, keys):
     sizes = sorted(by_size)
     columns = list(zip(*[[summarize(col).median for col in zip(*by_size[s])] for s in sizes]))
     return sizes, [list(c) for c in columns]
+
+
+def _per_run(rows, keys, column, sizes):
+    """Per size, each run's value of `column` (a key pattern of the curve ``keys``) and the
+    invocation it came from: ([values per size], [invocations per size])."""
+    values, invocations = [], []
+    for size in sizes:
+        found = [(r[column.format(i)], r[INVOCATION]) for r in rows for i in range(MAX_POINTS)
+                 if r.get(keys[0].format(i)) == size and column.format(i) in r]
+        values.append([v for v, _ in found])
+        invocations.append([f for _, f in found])
+    return values, invocations
 
 
 def _info(rows):
@@ -156,7 +173,10 @@ def _bandwidth(rows):
     if not curve:
         return None
     sizes, (rm, r10, r90, wm, w10, w90) = curve
-    return {"bytes": sizes, "read": {"median": rm, "p10": r10, "p90": r90}, "write": {"median": wm, "p10": w10, "p90": w90}}
+    out = {"bytes": sizes, "read": {"median": rm, "p10": r10, "p90": r90}, "write": {"median": wm, "p10": w10, "p90": w90}}
+    for kind, column in (("read", BW_KEYS[1]), ("write", BW_KEYS[4])):  # each run's median, for intervals over runs
+        out[kind]["run_medians"], out[kind]["invocations"] = _per_run(rows, BW_KEYS, column, sizes)
+    return out
 
 
 def collect(tables):
@@ -167,7 +187,8 @@ def collect(tables):
     measure), ``main`` (measurement -> its main variant's values with unit), ``info``
     (measurement -> calibration and set-up values: tsc-ghz, core-ghz, migrations summed, ...),
     ``latency`` (bytes, median/p10/p90 ns per working-set size) and ``bandwidth`` (bytes, read
-    and write median/p10/p90 GB/s), each None when not measured.
+    and write median/p10/p90 GB/s, and per size each run's median and invocation), each None
+    when not measured. Each variant also keeps its runs' quantiles and invocations (result files).
     """
     valid_runs, excluded = _runs(tables)
     data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None}

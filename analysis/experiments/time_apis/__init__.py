@@ -2,7 +2,7 @@
 background processes."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.time_apis import analyse, samples
+from analysis.experiments.time_apis import analyse, claims, samples
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
@@ -21,10 +21,12 @@ EXPERIMENT = Experiment(
     columns=samples.COLUMNS,
     section=section,
     requires={"bash": "bash", "fish": "fish", "gnu": "time"},
+    calibration=claims.CALIBRATION,
     presets={
-        # loads 0..2 on 2 cores: one level below saturation, one at it; ~2 minutes here
-        "quick": Preset(reps=30, loads=(0, 1, 2), reruns=1, tasksets=("thesis-input",)),
-        # the thesis: 1000 runs per API and load level 0..6
-        "thesis": Preset(reps=1000, loads=tuple(range(7)), reruns=1, tasksets=("thesis-input",)),
+        # loads 0..2 on 2 cores: one level below saturation, one at it; 30 runs per API and level
+        # as M = 3 reruns of 10, so that intervals rest on invocations; ~2.5 minutes here
+        "quick": Preset(reps=10, loads=(0, 1, 2), reruns=3, tasksets=("thesis-input",)),
+        # the thesis: 1000 runs per API and load level 0..6, as M = 10 reruns of 100
+        "thesis": Preset(reps=100, loads=tuple(range(7)), reruns=10, tasksets=("thesis-input",)),
     },
 )

@@ -9,7 +9,8 @@ figures, and claims (the thesis's claims, judged).
 from analysis.core.report import Section
 from analysis.experiments.time_apis import comparisons, summaries
 from analysis.experiments.time_apis.claims import findings
-from analysis.experiments.time_apis.comparisons import ALPHA, PRACTICAL
+from analysis.experiments.time_apis.claims import NEGLIGIBLE
+from analysis.experiments.time_apis.comparisons import ALPHA
 from analysis.experiments.time_apis.figures import figures
 from analysis.experiments.time_apis.samples import ordered_apis
 
@@ -22,9 +23,13 @@ def section(samples, cores, notes=()):
         "'time', fish 'time', GNU /usr/bin/time and BenchExec's "
         "RunExec under 0–6 background busy processes. Here every run also has BenchExec's cgroup "
         "values, so each timer is checked against the ground truth of the same run.",
-        f"Tests: Welch t, Mann-Whitney U, two-sample Kolmogorov-Smirnov and k-sample Anderson-Darling, "
-        f"alpha = {ALPHA}, Holm-corrected within each family. A difference is called only when it is "
-        f"significant and larger than {PRACTICAL:.0%} of the mean; otherwise '~'.",
+        "The findings follow the report's verdict policy (docs/verdicts.md): ratios of means with "
+        "intervals over reruns where there are two or more (the load levels and timers of one rerun pair "
+        "up; their order rotates per rerun), else over the runs of the one invocation; 'no effect' means "
+        f"within ±{NEGLIGIBLE:.0%} (equivalence on a 90 % interval); a claim of k parts judges each on a "
+        "1 - alpha/k interval (Bonferroni). The distribution tests between APIs (Welch t, Mann-Whitney U, "
+        f"two-sample Kolmogorov-Smirnov, k-sample Anderson-Darling, alpha = {ALPHA}) are Holm-corrected "
+        "over the API pairs of one load level, separately for each test.",
         *notes,
     ]
     data = {"inputs": {}}
@@ -71,5 +76,8 @@ def _analyse_input(sec, samples, input_name, cores):
     sec.tables += [cpu_table, wall_table, quality_table, comparisons.api_tests_table(label, tests),
                    *comparisons.load_tables(label, cpu_rows, wall_rows), modes_table]
     sec.figures += figures(samples, apis, loads, label, cores)
-    sec.findings += findings(samples, apis, loads, label, cores, data)
+    data["reruns"] = len(set(samples.rerun.tolist()))
+    found, contradictions = findings(samples, apis, loads, label, cores, data)
+    sec.findings += found
+    sec.warnings += contradictions
     return data

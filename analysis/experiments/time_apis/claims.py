@@ -1,133 +1,208 @@
 """
-The thesis's claims about timing APIs, each judged on one input's samples and test results.
+The thesis's claims about timing APIs, each judged on one input's samples by the report's
+verdict policy (docs/verdicts.md).
 
-One function per claim; each returns its findings as a list (empty where the data cannot judge
-it), and ``findings`` collects them in the report's order. ``data`` is what the section keeps
-for the input: summaries, API tests, load effects, modality and timer quality.
+Ratios of means rest on the rerun where there are two or more (the load levels and timers of one
+rerun pair up), else on the runs of the one invocation, and the evidence says which. A claim made
+of k parts (APIs, load levels) judges each on a 1 - alpha/k interval (Bonferroni), so that one
+wrongly refuted part of k is as rare as for a single claim. One function per claim; each returns
+its findings as a list (empty where the data cannot judge it) and adds what it judged to
+``judged`` (quantity, claim, verdict) for the contradiction check.
 """
 
 import numpy as np
 
-from analysis.core import fmt
-from analysis.core import stats
+from analysis.core import fmt, replication, stats, verdicts
 from analysis.core.report import Finding
-from analysis.experiments.time_apis.comparisons import ALPHA, PRACTICAL
+from analysis.core.verdicts import ClaimSpec, Estimate, Verdict, family
+from analysis.experiments.time_apis import modes
+from analysis.experiments.time_apis.comparisons import load_ratio, ratio
 from analysis.experiments.time_apis.samples import api_label
 
+NEGLIGIBLE = 0.02  # "does not change", "does not increase", "stays flat": the mean within 1 +- 2 %
+CLOSE = 0.05  # "close": within 5 %
+OFTEN = 0.5  # "often": in at least half of the (API, load) distributions
+ON_GRID = 0.95  # "reports in steps of X": at least 95 % of the values on X's grid
+TIMER_STEPS = {"gnu": 0.01, "bash": 0.001}
+# runs per rerun n and reruns M of the presets (quick: 10 x 3; thesis: 100 x 10, its 1000 runs per level)
+SIZES = {"quick": (10, 3), "thesis": (100, 10)}
+# parts of the claims at the quick preset's 4 APIs and loads 0-2 on 2 CPUs (the family each part is judged in)
+QUICK_PARTS = {"api": 3, "cpu": 8, "wall": 8}
 
-def _load_evidence(results, base):
-    if not results:
-        return "only one load level measured"
-    parts = [f"{api_label(r['api'])} {base}→{r['load']}: ratio {r['ratio']['ratio']:.4f} "
-             f"p(Holm) {r['welch']['p_adjusted']:.3g} {r['verdict']}" for r in results]
-    n = results[0]["welch"]["n_a"]
-    return f"Welch t, alpha {ALPHA}, Holm, n = {n} per level: " + "; ".join(parts)
+CALIBRATION = (
+    ClaimSpec("time-apis: the timing API does not change the CPU time (each API within 2 % of RunExec)", "no_effect",
+              NEGLIGIBLE, SIZES, confidence=family(0.90, QUICK_PARTS["api"])),
+    ClaimSpec("time-apis: background load does not increase the CPU time (each level within 2 %)", "no_effect",
+              NEGLIGIBLE, SIZES, confidence=family(0.90, QUICK_PARTS["cpu"])),
+    ClaimSpec("time-apis: wall time stays flat below the CPU count (within 2 %)", "no_effect", NEGLIGIBLE, SIZES,
+              confidence=family(0.90, QUICK_PARTS["wall"])),
+    ClaimSpec("time-apis: wall time rises once all CPUs are busy", "direction", 1.0, SIZES,
+              confidence=family(0.95, QUICK_PARTS["wall"])),
+    ClaimSpec("time-apis: clock() is within 5 % of the cgroup's CPU time", "no_effect", CLOSE, SIZES, confidence=0.90),
+)
 
 
-def api_does_not_matter(samples, apis, base, label, data):
+def _missing(what):
+    return Verdict("inconclusive", f"{what}: fewer than two valid runs on a side.")
+
+
+def _parts_evidence(parts, level, kind):
+    """'k parts, each on a L interval (kind, Bonferroni over k): label: evidence ...'."""
+    head = (f"{len(parts)} part(s), each on a {level:.2%} interval ({kind}"
+            + (f", Bonferroni over {len(parts)}" if len(parts) > 1 else "") + "). ")
+    return head + " ".join(f"{label}: {v.evidence}" for label, v in parts)
+
+
+def api_does_not_matter(samples, apis, base, label, judged):
     """The choice of timing API does not change the measured CPU time (at the lowest load)."""
-    at_base = [t for t in data["api_tests"] if t["load"] == base and t["test"] == "Welch t"]
-    ref = samples.observed_cpu[(samples.api == "runexec") & (samples.load == base) & samples.valid]
-    ratios = []
-    for api in apis:
-        if api == "runexec" or len(ref) < 2:
-            continue
-        values = samples.observed_cpu[(samples.api == api) & (samples.load == base) & samples.valid]
-        if len(values) >= 2:
-            ratios.append((api, stats.ratio_of_means(ref, values)))
-    different = [t for t in at_base if t["significant"]]
-    practically = [(a, r) for a, r in ratios if abs(r.ratio - 1) >= PRACTICAL and (r.ci_low > 1 or r.ci_high < 1)]
-    evidence = "; ".join(f"{api_label(a)}/RunExec = {r.ratio:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]" for a, r in ratios)
-    return [Finding(
-        claim=f"{label}: the choice of timing API does not change the measured CPU time (thesis, ch. 3.3)",
-        verdict="refuted" if practically else "confirmed",
-        evidence=f"load {base}: Welch t over {len(at_base)} API pairs, alpha {ALPHA}, Holm: "
-                 f"{len(different)} significant; ratios of means (bootstrap 95 % CI): {evidence or 'n/a'}; "
-                 f"a difference counts when its CI excludes 1 and exceeds {PRACTICAL:.0%}.",
-    )]
+    claim = f"{label}: the choice of timing API does not change the measured CPU time (thesis, ch. 3.3)"
+    others = [a for a in apis if a != "runexec"]
+    if "runexec" not in apis or not others:
+        return [Finding(claim, "not testable here", "needs RunExec (the cgroup) and at least one other timing API.")]
+    level = family(0.90, len(others))
+    reference = (samples.api == "runexec") & (samples.load == base)
+    parts = []
+    for api in others:
+        est = ratio(samples, "observed_cpu", reference, (samples.api == api) & (samples.load == base), level,
+                    f"CPU time of {api} / runexec")
+        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(api)
+        parts.append((f"{api_label(api)} / RunExec at load {base}", v))
+        judged.append((f"{label}: CPU time {api} / runexec at load {base}", "the API does not change CPU time", v))
+    return [Finding(claim, verdicts.all_of([v for _, v in parts]),
+                    _parts_evidence(parts, level, "equivalence") + " Each timer's own offset is in the table of timer "
+                    "resolution and bias.")]
 
 
-def load_leaves_cpu_time(base, label, data):
+def load_leaves_cpu_time(samples, apis, loads, base, label, judged):
     """Background load does not increase the CPU time the program uses."""
-    cpu_up = [r for r in data["cpu_vs_load"] if r["verdict"] == "slower"]
-    return [Finding(
-        claim=f"{label}: background processes do not increase the CPU time the program uses (thesis, Fig. 3.4)",
-        verdict="refuted" if cpu_up else ("confirmed" if data["cpu_vs_load"] else "not testable here"),
-        evidence=_load_evidence(data["cpu_vs_load"], base),
-    )]
+    claim = f"{label}: background processes do not increase the CPU time the program uses (thesis, Fig. 3.4)"
+    pairs = [(api, load) for api in apis for load in loads if load != base]
+    if not pairs:
+        return [Finding(claim, "not testable here", "only one load level measured.")]
+    level = family(0.90, len(pairs))
+    parts = []
+    for api, load in pairs:
+        est = load_ratio(samples, "observed_cpu", api, base, load, level)
+        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
+        parts.append((f"{api_label(api)} {base}→{load}", v))
+        judged.append((f"{label}: CPU time {api} load {load} / load {base}", "load leaves the CPU time alone", v))
+    return [Finding(claim, verdicts.all_of([v for _, v in parts]), _parts_evidence(parts, level, "equivalence"))]
 
 
-def wall_flat_until_cores_busy(loads, base, label, cores, data):
+def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged):
     """Wall time stays flat until all cores are busy, then rises."""
     if not (cores and len(loads) > 1):
         return []
-    below = [r for r in data["wall_vs_load"] if r["load"] < cores]
-    above = [r for r in data["wall_vs_load"] if r["load"] >= cores]
-    flat_below = all(r["verdict"] == "~" for r in below)
-    rises_above = bool(above) and all(r["verdict"] == "slower" for r in above)
+    claim = f"{label}: wall time stays flat until all {cores} cores are busy, then rises (thesis, Fig. 3.8)"
+    below = [(api, load) for api in apis for load in loads if base < load < cores]
+    above = [(api, load) for api in apis for load in loads if load >= cores and load != base]
     if not below or not above:
-        verdict = "inconclusive"
-    else:
-        verdict = "confirmed" if flat_below and rises_above else "refuted"
-    return [Finding(
-        claim=f"{label}: wall time stays flat until all {cores} cores are busy, then rises (thesis, Fig. 3.8)",
-        verdict=verdict,
-        evidence=_load_evidence(data["wall_vs_load"], base)
-        + ("" if below and above else f"; needs load levels below and at/above {cores}"),
-    )]
+        return [Finding(claim, "inconclusive", f"needs load levels below and at/above {cores} (measured: "
+                                               f"{', '.join(map(str, loads))}).")]
+    k = len(below) + len(above)
+    parts = []
+    for api, load in below:
+        est = load_ratio(samples, "observed_wall", api, base, load, family(0.90, k))
+        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
+        parts.append((f"flat: {api_label(api)} {base}→{load}", v))
+        judged.append((f"{label}: wall time {api} load {load} / load {base}", "wall time stays flat", v))
+    for api, load in above:
+        est = load_ratio(samples, "observed_wall", api, base, load, family(0.95, k))
+        v = verdicts.direction(est) if est else _missing(f"{api} load {load}")
+        parts.append((f"rises: {api_label(api)} {base}→{load}", v))
+        judged.append((f"{label}: wall time {api} load {load} / load {base}", "wall time rises", v))
+    return [Finding(claim, verdicts.all_of([v for _, v in parts]),
+                    f"{k} parts: 'flat' below {cores} busy processes = equivalence within ±{NEGLIGIBLE:.0%} on "
+                    f"{family(0.90, k):.2%} intervals, 'rises' at or above = ratio > 1 on {family(0.95, k):.2%} "
+                    f"intervals (Bonferroni over {k}). " + " ".join(f"{lab}: {v.evidence}" for lab, v in parts))]
 
 
-def self_clock_close(samples, label):
+def self_clock_close(samples, label, judged):
     """The program's own clock() time is close to the observed (cgroup) CPU time."""
     runexec = samples.select((samples.api == "runexec") & samples.valid & np.isfinite(samples.self_clock))
-    if len(runexec.api) < 2:
+    est = replication.paired_ratio(runexec.cgroup_cpu, runexec.self_clock, runexec.rerun, confidence=0.90,
+                                   what="clock() / cgroup CPU time")
+    if est is None:
         return []
-    ratio = stats.ratio_of_means(runexec.cgroup_cpu, runexec.self_clock)
+    v = verdicts.no_effect(est, CLOSE)
+    judged.append((f"{label}: clock() / cgroup CPU time", "clock() is close", v))
     diff = stats.bias_against(runexec.self_clock, runexec.cgroup_cpu)
-    close = abs(ratio.ratio - 1) < 0.05
     return [Finding(
         claim=f"{label}: the program's own clock() time is close to the observed CPU time (thesis, Fig. 3.5)",
-        verdict="confirmed" if close else "refuted",
-        evidence=f"RunExec runs, n = {diff.n}: clock() minus cgroup CPU time = {fmt.ms(diff.mean_diff):.3f} ms "
-                 f"(95 % CI {fmt.ms(diff.ci_low):.3f} – {fmt.ms(diff.ci_high):.3f}); ratio of means "
-                 f"{ratio.ratio:.4f} [{ratio.ci_low:.4f}, {ratio.ci_high:.4f}]; 'close' = within 5 %. "
-                 "clock() misses process start-up and exit, which the cgroup counts.",
-    )]
+        verdict=v.verdict,
+        evidence=f"RunExec runs of all load levels, 'close' = within {CLOSE:.0%} (equivalence, 90 % interval): "
+                 f"{v.evidence} Per run, clock() minus cgroup CPU time = {fmt.ms(diff.mean_diff):.3f} ms (95 % CI "
+                 f"{fmt.ms(diff.ci_low):.3f} – {fmt.ms(diff.ci_high):.3f}, n = {diff.n}): clock() misses process "
+                 "start-up and exit, which the cgroup counts.")]
 
 
 def distributions_multimodal(label, data):
-    """CPU-time distributions are often bi- or tri-modal."""
-    multi = [m for m in data["modality"] if m["modes"] >= 2]
+    """CPU-time distributions are often bi- or tri-modal: judged only at an n where the mode rule
+    can see a second mode of the size claimed."""
+    rows = data["modality"]
+    if not rows:
+        return []
+    multi = [m for m in rows if m["modes"] >= 2]
+    n = min(m["n"] for m in rows)
+    value, low, high = replication.share(len(multi), len(rows))
+    est = Estimate(value, low, high, unit="runs", n=n, m=data.get("reruns", 1), scale="ratio",
+                   method=f"share of the {len(rows)} (API, load) distributions with 2+ modes, Clopper-Pearson 95 %")
+    v = verdicts.at_least(est, OFTEN)
+    blind = n < modes.DETECTS_FROM
+    if v.verdict == "refuted" and blind:
+        v = Verdict("inconclusive", f"{v.evidence} Yet at n = {n} runs per distribution the mode rule cannot see a "
+                                    f"second mode holding {modes.SECOND_MODE:.0%} of the runs (it keeps a mode only with "
+                                    f"at least {modes.rule_floor(n):.1%} of them), so finding none is no evidence against "
+                                    f"the claim: inconclusive. n >= {modes.DETECTS_FROM} runs per (API, load) would let "
+                                    f"it see one (found in >= {modes.POWER:.0%} of simulated samples, two modes "
+                                    f"{modes.SEPARATION:g} sd apart).")
+    found = ", ".join(f"{api_label(m['api'])} load {m['load']}: {m['modes']}" for m in multi) or "none"
     return [Finding(
         claim=f"{label}: CPU-time distributions are often bi- or tri-modal (thesis, Fig. 3.6/3.7)",
-        verdict="confirmed" if multi else "refuted",
-        evidence=f"{len(multi)} of {len(data['modality'])} (API, load) distributions show 2+ modes: "
-                 + (", ".join(f"{api_label(m['api'])} load {m['load']}: {m['modes']}" for m in multi) or "none")
-                 + f". Method: {data['modality'][0]['method'] if data['modality'] else 'n/a'}.",
-    )]
+        verdict=v.verdict,
+        evidence=f"'Often' = in at least {OFTEN:.0%} of them: {v.evidence} Distributions with 2+ modes: {found}. "
+                 f"Runs of all reruns pooled per distribution. Method: {rows[0]['method']}.")]
 
 
-def timer_steps(label, data):
+def timer_steps(samples, apis, label, data):
     """GNU time reports in steps of 10 ms, bash in steps of 1 ms: one finding per such timer."""
     found = []
     for q in data["timer_quality"]:
-        expected = {"gnu": 0.01, "bash": 0.001}.get(q["api"])
-        if expected is None:
+        step = TIMER_STEPS.get(q["api"])
+        if step is None:
             continue
-        step = q["resolution"]["step"]
+        group = samples.select((samples.api == q["api"]) & samples.valid)
+        values = np.concatenate([group.timer_user, group.timer_real])
+        values = values[np.isfinite(values) & (values != 0)]
+        share, low, high = replication.share(round(stats.share_on_grid(values, step) * values.size), values.size)
+        on_grid = verdicts.at_least(Estimate(share, low, high, unit="runs", n=int(values.size), scale="ratio",
+                                             m=data.get("reruns", 1),
+                                             method=f"share of the user and real times on the {step * 1e3:g} ms grid, "
+                                                    "Clopper-Pearson 95 %"), ON_GRID)
+        coarser = q["resolution"]["step"]
+        verdict, why = on_grid.verdict, ""
+        if np.isfinite(coarser) and coarser > step * 1.5:
+            verdict = "refuted"
+            why = (f" The values lie on a coarser grid, {coarser * 1e3:g} ms ({100 * q['resolution']['share_on_grid']:.1f} "
+                   "% of them), so the steps are larger than claimed.")
         found.append(Finding(
-            claim=f"{label}: {api_label(q['api'])} reports in steps of {expected * 1e3:g} ms",
-            verdict="confirmed" if np.isclose(step, expected) else "refuted",
-            evidence=f"finest grid holding {100 * q['resolution']['share_on_grid']:.1f} % of values: "
-                     f"{step * 1e3:g} ms; CPU bias against the cgroup {q['cpu_bias']['mean_diff'] * 1e3:.3f} ms "
-                     f"({q['cpu_bias']['summary']}), n = {q['cpu_bias']['n']}.",
-        ))
+            claim=f"{label}: {api_label(q['api'])} reports in steps of {step * 1e3:g} ms",
+            verdict=verdict,
+            evidence=f"'In steps of X' = at least {ON_GRID:.0%} of the values on X's grid and no coarser grid holding "
+                     f"99 % of them: {on_grid.evidence}{why} Coarsest grid holding 99 %: "
+                     f"{coarser * 1e3:g} ms; CPU bias against the cgroup {q['cpu_bias']['mean_diff'] * 1e3:.3f} ms "
+                     f"({q['cpu_bias']['summary']}), n = {q['cpu_bias']['n']}."))
     return found
 
 
 def findings(samples, apis, loads, label, cores, data):
-    """The thesis's claims for one input, in the report's order."""
+    """(the thesis's claims for one input in the report's order, warnings for verdicts that
+    contradict each other)."""
     base = min(loads)
-    return [*api_does_not_matter(samples, apis, base, label, data), *load_leaves_cpu_time(base, label, data),
-            *wall_flat_until_cores_busy(loads, base, label, cores, data), *self_clock_close(samples, label),
-            *distributions_multimodal(label, data), *timer_steps(label, data)]
+    judged = []
+    found = [*api_does_not_matter(samples, apis, base, label, judged),
+             *load_leaves_cpu_time(samples, apis, loads, base, label, judged),
+             *wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged),
+             *self_clock_close(samples, label, judged), *distributions_multimodal(label, data),
+             *timer_steps(samples, apis, label, data)]
+    return found, verdicts.contradiction_warnings(judged)

@@ -74,7 +74,7 @@ def modality_table(samples, apis, loads):
             m = stats.modality(values)
             rows.append([api_label(api), load, len(values), m.modes,
                          ", ".join(f"{fmt.ms(x):.2f}" for x in m.mode_locations), m.bimodality_coefficient])
-            data.append({"api": api, "load": int(load), **m.as_dict()})
+            data.append({"api": api, "load": int(load), "n": int(len(values)), **m.as_dict()})
     table = Table(
         title="Modes of the observed CPU-time distributions",
         columns=["API", "load", "n", "modes", "mode locations (ms)", "bimodality coefficient"],

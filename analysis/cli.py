@@ -11,6 +11,7 @@
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
   timekit env tune|restore      quiet the machine for measuring (root), and undo it
+  timekit fleet submit|status|report   the experiments on many machines through SLURM
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
 """
@@ -39,6 +40,7 @@ from analysis.sweep.model import Preset
 from analysis.tools import calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
+from analysis.tools.fleet import cli as fleet_cli
 
 EXIT_ERROR = 2
 
@@ -194,6 +196,7 @@ def build_parser():
         f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(RESULTS.parent)} "
         "first. restore (root): put them back (harmless when nothing is saved).")
     env.add_argument("action", nargs="?", choices=["check", "tune", "restore"], default="check")
+    fleet_cli.add_parser(commands)
     return parser
 
 
@@ -314,7 +317,8 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env}
+            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env,
+            "fleet": lambda args: fleet_cli.run(args, pipeline.tables_and_report)}
 USER_ERRORS = (runner.SweepError, TaskError, UserError, tuning.TuneError, lint_mod.LintError, cores.CoresError)
 
 

@@ -18,7 +18,7 @@ from analysis.core import stats
 from analysis.core.report import Table, jsonable
 from analysis.experiments.core_heterogeneity import analyse as cores
 from analysis.experiments.core_heterogeneity.pinning import FLEET_KIND
-from analysis.tools.fleet.outliers import THRESHOLD, robust_z
+from analysis.tools.fleet.outliers import THRESHOLD, cv_standard_error, robust_z
 
 EXPERIMENT = "core-heterogeneity"
 
@@ -45,7 +45,8 @@ def fleet_ranking(groups):
         summaries = {pair: stats.summarize(v) for pair, v in by_pair.items()}
         order = sorted(by_pair, key=lambda p: (summaries[p].mean, p))
         spread = stats.ratio_of_means(by_pair[order[0]], by_pair[order[-1]]) if len(order) > 1 else None
-        cv_z = robust_z([summaries[p].cv for p in order])
+        cvs = [summaries[p].cv for p in order]
+        cv_z = robust_z(cvs, cv_standard_error(float(np.nanmedian(cvs)), min(summaries[p].n for p in order)))
         ranking[workload] = {
             "order": [{"node": n, "core": c, "cv_z": z, **summaries[(n, c)].as_dict()} for (n, c), z in zip(order, cv_z)],
             "slowest_vs_fastest": None if spread is None else {

@@ -33,6 +33,7 @@ class Job:
     id: str
     submitted: str
     resume: bool = False  # ran `timekit run --resume` on the node's earlier sweep
+    kit_commit: str = ""  # the kit's commit when this job was submitted
 
 
 @dataclass

@@ -6,6 +6,9 @@ Robust z (Iglewicz & Hoaglin 1993): z = (x - median) / (1.4826 MAD), MAD from
 scipy.stats.median_abs_deviation; where more than half the nodes agree exactly (MAD = 0) the mean
 absolute deviation x 1.2533 takes its place. |z| > 3.5 is an outlier. The median and MAD ignore
 the outliers they are meant to find, which the mean and sd do not; they need at least 3 nodes.
+Where the nodes agree more closely than matters, the spread has a floor, so that no difference
+below it is called an outlier: for a measurement, MIN_CHANGE of the median (compare's noise
+threshold); for a CV, the CV's own standard error at the runs measured (CV sqrt((1 + 2 CV^2) / 2n)).
 """
 
 import numpy as np
@@ -15,10 +18,12 @@ from analysis.core.report import Table
 
 THRESHOLD = 3.5
 MIN_NODES = 3
+MIN_CHANGE = 0.02  # a node within 2 % of the fleet's median is never an outlier (compare's default threshold)
 
 
-def robust_z(values):
-    """Robust z of each value (NaN stays NaN; all NaN with fewer than MIN_NODES finite values)."""
+def robust_z(values, floor=0.0):
+    """Robust z of each value (NaN stays NaN; all NaN with fewer than MIN_NODES finite values);
+    `floor`: the smallest spread used (differences below floor x THRESHOLD are never outliers)."""
     x = np.asarray(values, dtype=float)
     z = np.full(x.shape, np.nan)
     finite = np.isfinite(x)
@@ -29,6 +34,7 @@ def robust_z(values):
     spread = 1.4826 * scipy.stats.median_abs_deviation(clean, scale=1.0)
     if spread == 0:
         spread = 1.2533 * np.mean(np.abs(clean - median))
+    spread = max(spread, floor)
     z[finite] = 0.0 if spread == 0 else (clean - median) / spread
     return z
 
@@ -74,7 +80,11 @@ def measurement_table(nodes, experiment):
     if not labels:
         return None
     names = list(per_node)
-    z = {label: robust_z([per_node[n].get(label, np.nan) for n in names]) for label in labels}
+    z = {}
+    for label in labels:
+        values = np.array([per_node[n].get(label, np.nan) for n in names], dtype=float)
+        floor = MIN_CHANGE * abs(np.nanmedian(values)) / THRESHOLD if np.isfinite(values).any() else 0.0
+        z[label] = robust_z(values, floor)
     rows, flagged = [], {}
     for i, node in enumerate(names):
         row, marks = [node], []
@@ -93,7 +103,9 @@ def measurement_table(nodes, experiment):
         columns=["node"] + labels + [f"outliers (|robust z| > {THRESHOLD})"],
         rows=rows,
         caption=(f"Medians as each node's report gives them. Robust z = (x - median) / (1.4826 MAD) over the nodes; "
-                 f"|z| > {THRESHOLD} marks a node that differs from the fleet (a misconfigured, slower or noisy machine)."
+                 f"|z| > {THRESHOLD} marks a node that differs from the fleet (a misconfigured, slower or noisy machine); "
+                 f"the spread has a floor of {MIN_CHANGE:.0%} of the median / {THRESHOLD}, so a node within "
+                 f"{MIN_CHANGE:.0%} of the median is never an outlier."
                  if judged else f"Only {len(names)} node(s): outliers need at least {MIN_NODES}; values shown unjudged."))
     data = {"labels": labels, "nodes": names,
             "values": {n: [per_node[n].get(label) for label in labels] for n in names},
@@ -107,17 +119,23 @@ def measurement_table(nodes, experiment):
 
 
 def _core_cvs(data):
-    return {f"{w}, CPU {row['core']}": row.get("cv") for w, entry in data.get("workloads", {}).items()
+    return {f"{w}, CPU {row['core']}": (row.get("cv"), row.get("n")) for w, entry in data.get("workloads", {}).items()
             for row in entry.get("summary", [])}
 
 
 def _time_api_cvs(data):
-    return {f"{task}, {row['api']}, load {row['load']}": row.get("cv") for task, entry in data.get("inputs", {}).items()
-            for row in entry.get("cpu_summary", [])}
+    return {f"{task}, {row['api']}, load {row['load']}": (row.get("cv"), row.get("n"))
+            for task, entry in data.get("inputs", {}).items() for row in entry.get("cpu_summary", [])}
 
 
 def _discipline_cvs(data):
-    return {condition: entry.get("cpu", {}).get("cv") for condition, entry in data.get("conditions", {}).items()}
+    return {condition: (entry.get("cpu", {}).get("cv"), entry.get("cpu", {}).get("n"))
+            for condition, entry in data.get("conditions", {}).items()}
+
+
+def cv_standard_error(cv, n):
+    """Standard error of a sample CV from n normal values (McKay's approximation)."""
+    return cv * np.sqrt((1 + 2 * cv * cv) / (2 * n)) if n and n > 1 else 0.0
 
 
 NOISE = {"core-heterogeneity": _core_cvs, "time-apis": _time_api_cvs, "discipline": _discipline_cvs}
@@ -127,19 +145,21 @@ def noise_ranking(nodes):
     """(Table, data) or None: nodes from quietest to noisiest by the median, over their repeated
     workloads, of the workload's CV relative to its median CV across the fleet; a workload whose CV
     on one node has robust z > THRESHOLD against the same workload on the other nodes is flagged."""
-    cvs = {}
+    cvs, runs = {}, {}
     for node in nodes:
         for experiment, extract in NOISE.items():
-            for group, cv in extract(node.data(experiment)).items():
+            for group, (cv, n) in extract(node.data(experiment)).items():
                 if cv is not None and np.isfinite(cv):
                     cvs.setdefault(f"{experiment}: {group}", {})[node.name] = float(cv)
+                    runs.setdefault(f"{experiment}: {group}", []).append(n or 0)
     if not cvs:
         return None
     relative, flagged = {n.name: {} for n in nodes}, {n.name: [] for n in nodes}
     for group, by_node in cvs.items():
         names = list(by_node)
         fleet_median = float(np.median(list(by_node.values())))
-        for name, score in zip(names, robust_z([by_node[n] for n in names])):
+        floor = cv_standard_error(fleet_median, min(runs[group]))
+        for name, score in zip(names, robust_z([by_node[n] for n in names], floor)):
             relative[name][group] = by_node[name] / fleet_median if fleet_median > 0 else np.nan
             if np.isfinite(score) and score > THRESHOLD:
                 flagged[name].append((group, by_node[name], fleet_median, float(score)))
@@ -164,5 +184,5 @@ def noise_ranking(nodes):
                 "condition) has a CV (sd/mean) on every node; relative noise is the node's median over its workloads of "
                 "CV / the fleet's median CV of that workload (1 = typical, 2 = twice as noisy). A workload is flagged "
                 f"where its CV's robust z against the same workload on the other nodes exceeds {THRESHOLD} (at least "
-                f"{MIN_NODES} nodes).")
+                f"{MIN_NODES} nodes; the spread is at least the CV's standard error at the runs measured).")
     return table, {"ranking": data, "noisy_nodes": sorted(d["node"] for d in data if d["flagged"])}

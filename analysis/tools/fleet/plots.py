@@ -1,6 +1,8 @@
 """Figures of the fleet report, in the kit's style (analysis.core.plots): one idea each."""
 
 import matplotlib
+import matplotlib.patches
+import matplotlib.ticker
 import numpy as np
 
 from analysis.core.plots import panel_message, styled_figure
@@ -22,7 +24,7 @@ def core_ranking(entry, workload_label, k):
     rows = entry["order"]
     nodes = list(dict.fromkeys(r["node"] for r in rows))
     colours = _node_colours(nodes)
-    with styled_figure(min(3.0 + 0.22 * len(rows), 10.5), 4.2) as fig:
+    with styled_figure(min(6.5 + 0.12 * len(rows), 10.5), 4.2) as fig:
         ax = fig.subplots()
         ax.set_title(f"{workload_label}: every core of the fleet, fastest first")
         ax.set_xlabel("rank of the (node, CPU) pair")
@@ -44,8 +46,8 @@ def core_ranking(entry, workload_label, k):
                        label=f"noisy (CV robust z > {THRESHOLD})", zorder=3)
         if k < len(rows):
             ax.axvline(k + 0.5, color="0.4", linestyle="--", linewidth=1)
-            ax.annotate(f"golden sample (k = {k})", xy=(k + 0.5, 0.97), xycoords=("data", "axes fraction"),
-                        xytext=(-4, 0), textcoords="offset points", ha="right", va="top", fontsize=8, color="0.3")
+            ax.annotate(f"\u2190 golden sample (k = {k})", xy=(k + 0.5, 0.97), xycoords=("data", "axes fraction"),
+                        xytext=(4, 0), textcoords="offset points", ha="left", va="top", fontsize=8, color="0.3")
         if len(rows) <= 40:
             ax.set_xticks(x)
             ax.set_xticklabels([f"{r['node']}:{r['core']}" for r in rows], rotation=90, fontsize=7)
@@ -69,7 +71,8 @@ def outlier_heatmap(data, experiment):
         ax.set_ylabel("node")
         for i, j in zip(*np.nonzero(np.abs(np.nan_to_num(z)) > THRESHOLD)):
             ax.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.2))
-            ax.text(j, i, f"{z[i, j]:+.0f}", ha="center", va="center", fontsize=6)
+            ax.text(j, i, f"{z[i, j]:+.0f}", ha="center", va="center", fontsize=7,
+                    color="white" if abs(z[i, j]) > Z_LIMIT / 2 else "black")
         bar = fig.colorbar(image, ax=ax, shrink=0.9)
         bar.set_label(f"robust z (clipped at ±{Z_LIMIT:g})")
     return fig
@@ -84,6 +87,8 @@ def noise(data):
         ax.set_xlabel("node (quietest first)")
         ax.set_ylabel("CV relative to the fleet (log scale)")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.axhline(1.0, color="0.4", linewidth=1, linestyle="--")
         for i, entry in enumerate(ranking):
             ratios = np.array(entry["ratios"], dtype=float)

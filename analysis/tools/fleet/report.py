@@ -33,6 +33,10 @@ def _overview(nodes, fleets, left_out, differences, outdir):
         tables=[Table("Fleets", ["directory", "experiment", "preset", "nodes", "kit commit", "submitted"], rows),
                 claims.environment_table(nodes, differences),
                 Table("Node reports", ["node", "experiment", "report (relative to this page)"], reports)])
+    for directory, fleet in fleets:
+        commits = sorted({job.get("kit_commit") or fleet.kit_commit for jobs in fleet.jobs.values() for job in jobs})
+        if len(commits) > 1:
+            section.warnings.append(f"{directory}: its jobs ran different kit commits ({', '.join(c[:12] for c in commits)}).")
     for node, experiment, why in left_out:
         section.warnings.append(f"{node}: {experiment} left out: {why} (timekit fleet status; --resume runs it again).")
     if len(nodes) < outliers.MIN_NODES:

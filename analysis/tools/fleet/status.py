@@ -73,9 +73,10 @@ def render(fleet, directory, states):
     return "\n".join(lines)
 
 
-def status_command(directory, wait=False, out=sys.stdout, poll=POLL_SECONDS):
+def status_command(directory, wait=False, out=None, poll=POLL_SECONDS):
     """Print the fleet's state (with `wait`: once no node is pending or running, reporting each
     node as it finishes). Exit code 0 when every node finished, 1 otherwise."""
+    out = out or sys.stdout
     fleet = Fleet.load(directory)
     states = node_states(fleet, directory)
     seen = {s.node: s.state for s in states}

@@ -91,7 +91,7 @@ def job_script(fleet, directory, node, resume):
         "#!/bin/bash",
         *(f"#SBATCH {o}" for o in options),
         f"# written by 'timekit fleet submit' for {directory}: {fleet.experiment} ({fleet.preset}) on {node}",
-        f'printf "%s %s %s\\n" "$SLURM_JOB_ID" "$(hostname)" "$(date -Is)" > {marker} || exit 3',
+        f'printf "%s %s %s %s\\n" "$SLURM_JOB_ID" "$SLURMD_NODENAME" "$(hostname)" "$(date -Is)" > {marker} || exit 3',
         "exec " + " ".join(map(shlex.quote, command)),
         "",
     ])
@@ -100,13 +100,13 @@ def job_script(fleet, directory, node, resume):
 def _submit_nodes(fleet, directory, nodes, resume_nodes, after=()):
     """Write each node's script and submit it; with fleet.serial each job waits for the one before."""
     slurm_dir(directory).mkdir(parents=True, exist_ok=True)
-    previous = list(after)
+    previous, commit = list(after), kit_commit()
     for node in nodes:
         script = slurm_dir(directory) / f"{node}.sh"
         resume = node in resume_nodes
         script.write_text(job_script(fleet, directory, node, resume))
         job = slurm.submit(script, after=previous if fleet.serial else ())
-        fleet.add_job(node, Job(id=job, submitted=now(), resume=resume))
+        fleet.add_job(node, Job(id=job, submitted=now(), resume=resume, kit_commit=commit))
         fleet.save(directory)  # after every job: an error later still leaves the ids on record
         previous = [job]
 

@@ -36,7 +36,8 @@ def add_parser(commands):
         "  timekit fleet submit os-microbench --nodes 'n[1-4]' --serial     # VMs of one host: one at a time\n"
         "  timekit fleet status results/fleet/os-microbench/DATE --wait\n"
         "  timekit fleet submit os-microbench --resume                      # again only the nodes that failed\n"
-        "  timekit fleet report results/fleet/*/DATE                        # fleet report over experiments",
+        "  timekit fleet report results/fleet/*/DATE                        # fleet report over experiments\n"
+        "  timekit fleet report results/fleet/os-microbench/DATE --wait     # once every node has finished",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = fleet.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -63,6 +64,7 @@ def add_parser(commands):
     report = actions.add_parser("report", help="each node's report and the fleet section over one or more fleets")
     report.add_argument("directories", nargs="+", type=Path, help="fleet directories (one experiment each)")
     report.add_argument("--output", type=Path, help="report directory (default FIRST/fleet-report)")
+    report.add_argument("--wait", action="store_true", help="first wait until no node is pending or running (as status --wait)")
     report.add_argument("--golden", type=_positive, metavar="K",
                         help="size of the golden sample: the K fastest cores of the fleet (default: the cores of the smallest node)")
     return fleet
@@ -81,6 +83,8 @@ def run(args, node_report):
     if args.action == "status":
         return fleet_status.status_command(args.directory, wait=args.wait)
     if args.action == "report":
+        for directory in args.directories if args.wait else ():
+            fleet_status.status_command(directory, wait=True)
         paths = fleet_report.fleet_report(args.directories, node_report, args.output, golden=args.golden)
         print(f"fleet report: {paths['html']}")
         return 0

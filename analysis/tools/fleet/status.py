@@ -16,7 +16,7 @@ from pathlib import Path
 from analysis.tools.fleet import slurm
 from analysis.tools.fleet.manifest import Fleet, node_sweep, slurm_dir, sweep_finished
 
-POLL_SECONDS = 1.0  # squeue is cheap; a finished fleet is noticed within this
+POLL_SECONDS = 0.5  # squeue is cheap (~10 ms); a finished fleet is noticed within this
 
 
 @dataclass

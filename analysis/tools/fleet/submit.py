@@ -91,7 +91,7 @@ def job_script(fleet, directory, node, resume):
         "#!/bin/bash",
         *(f"#SBATCH {o}" for o in options),
         f"# written by 'timekit fleet submit' for {directory}: {fleet.experiment} ({fleet.preset}) on {node}",
-        f'printf "%s %s %s %s\\n" "$SLURM_JOB_ID" "$SLURMD_NODENAME" "$(hostname)" "$(date -Is)" > {marker} || exit 3',
+        f'printf "%s %s %s %s\\n" "$SLURM_JOB_ID" "$SLURMD_NODENAME" "$(hostname)" "$(date -Ins)" > {marker} || exit 3',
         "exec " + " ".join(map(shlex.quote, command)),
         "",
     ])

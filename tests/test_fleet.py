@@ -16,6 +16,7 @@ from analysis.experiments import EXPERIMENTS
 from analysis.experiments.core_heterogeneity.analyse import CoresError
 from analysis.experiments.core_heterogeneity.pinning import pin_command
 from analysis.tools.fleet import outliers, status, submit
+from analysis.tools.fleet import slurm as slurm_commands
 from analysis.tools.fleet.collect import Node, environment_differences
 from analysis.tools.fleet.manifest import Fleet, Job
 from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
@@ -126,6 +127,24 @@ def test_status_a_job_that_ran_but_left_no_marker_here_points_at_the_filesystem(
     states = {s.node: s for s in status.node_states(fleet, tmp_path)}
     assert states["n1"].state == "failed" and "shared" in states["n1"].note
     assert states["n2"].state == "pending"
+
+
+@pytest.mark.unit
+def test_nodes_down_drained_or_not_responding_get_no_work():
+    assert [s for s in ("idle", "mix", "alloc", "idle~", "down", "down*", "drain", "drng", "idle*", "fail", "maint")
+            if slurm_commands.usable(s)] == ["idle", "mix", "alloc", "idle~"]
+
+
+@pytest.mark.unit
+def test_fleet_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
+    assert _timekit("fleet", "submit", "os-microbench") == cli.EXIT_ERROR
+    assert _timekit("fleet", "submit", "os-microbench", "--count", "2") == cli.EXIT_ERROR
+    assert _timekit("fleet", "status", tmp_path) == cli.EXIT_ERROR
+    assert _timekit("fleet", "report", RECORDED / "os-microbench") == cli.EXIT_ERROR
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 4 and all(e.startswith("timekit: error: ") for e in errors)
+    assert "--nodes LIST or --partition" in errors[0] and "--count needs --partition" in errors[1]
+    assert "not a fleet directory" in errors[2] and "not a fleet directory" in errors[3]
 
 
 # ---------------------------------------------------------------------------------------------

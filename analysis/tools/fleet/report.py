@@ -93,8 +93,9 @@ def _noise_section(nodes):
     section = Section(id="fleet-noise", title="Nodes ranked by noise", tables=[table],
                       paragraphs=[f"Noisy node(s): {', '.join(data['noisy_nodes'])}." if data["noisy_nodes"]
                                   else "No node's repeated workloads vary beyond the fleet's."])
-    section.figures.append(Figure("Noise per node", to_png(fleet_plots.noise(data)),
-                                  "Dots: the node's repeated workloads; red: flagged; bar: the node's relative noise."))
+    if len(data["ranking"]) >= outliers.MIN_NODES:  # fewer are not compared
+        section.figures.append(Figure("Noise per node", to_png(fleet_plots.noise(data)),
+                                      "Dots: the node's repeated workloads; red: flagged; bar: the node's relative noise."))
     return section, data
 
 

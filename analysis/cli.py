@@ -13,6 +13,7 @@
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
   timekit env tune|restore      quiet the machine for measuring (root), and undo it
+  timekit fleet submit|status|report   the experiments on many machines through SLURM
 
 Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks.
 """
@@ -43,6 +44,7 @@ from analysis.tools import calibration_between, claims_calibration
 from analysis.tools import compare as compare_mod
 from analysis.tools import history as history_mod
 from analysis.tools import paired_output
+from analysis.tools.fleet import cli as fleet_cli
 
 EXIT_ERROR = 2
 
@@ -212,6 +214,7 @@ def build_parser():
         f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(RESULTS.parent)} "
         "first. restore (root): put them back (harmless when nothing is saved).")
     env.add_argument("action", nargs="?", choices=["check", "tune", "restore"], default="check")
+    fleet_cli.add_parser(commands)
     return parser
 
 
@@ -342,7 +345,8 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run}
+            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
+            "fleet": lambda args: fleet_cli.run(args, pipeline.tables_and_report)}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 

@@ -24,6 +24,8 @@ REQUIREMENTS = {
     "bc": ("bc", "the wrapped upstream tool-info example (calculatepi)"),
     "numactl": ("numactl", "STREAM per NUMA node (memory-bandwidth)"),
     "python:ensurepip": ("python3-venv", "the kit's .venv"),
+    "sbatch": ("slurm-wlm", "timekit fleet (SLURM) and the one-host SLURM cluster of its tests"),
+    "munge": ("munge", "authentication of that one-host SLURM cluster"),
 }
 
 

@@ -26,6 +26,7 @@ from analysis.machine.kernel import read_boot_time
 from analysis.core.report import jsonable
 
 RANKING = RESULTS / "cores-ranking.json"
+FLEET_KIND = "timekit fleet core ranking"  # one ranking per node: a fleet's golden sample (analysis.tools.fleet)
 
 
 def save_ranking(ranking, path=RANKING):
@@ -45,8 +46,21 @@ def load_ranking(path=RANKING):
         ranking = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise CoresError(f"{path}: not a readable core ranking ({e}); make a new one with 'timekit cores rank RESULTS'") from None
+    if isinstance(ranking, dict) and ranking.get("kind") == FLEET_KIND:
+        ranking = _this_node(ranking, path)
     if not isinstance(ranking, dict) or ranking.get("kind") != "timekit core ranking" or not ranking.get("workloads"):
         raise CoresError(f"{path}: not a core ranking written by 'timekit cores rank'")
+    return ranking
+
+
+def _this_node(fleet, path):
+    """This node's ranking in a fleet's golden sample: by SLURM's node name inside a job, else by host."""
+    nodes = fleet.get("nodes") or {}
+    name = os.environ.get("SLURMD_NODENAME")
+    ranking = nodes.get(name) if name else next((r for r in nodes.values() if r.get("host") == platform.node()), None)
+    if not isinstance(ranking, dict):
+        raise CoresError(f"{path}: none of the fleet's golden cores is on this node ({name or platform.node()}); "
+                         f"they are on {', '.join(nodes) or 'no node'}")
     return ranking
 
 

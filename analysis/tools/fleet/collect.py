@@ -1,0 +1,114 @@
+"""
+Collecting a fleet: every node's finished sweeps, each with its own report, and the machine each
+node recorded (environment probes, host name). A node's report is the one its job wrote when it
+is newer than the sweep's manifest, else it is made again (the pipeline's tables_and_report,
+passed in by the CLI); the fleet sections read only these reports, the sweeps' manifests and
+their result files.
+"""
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.sweep.model import MANIFEST as SWEEP_MANIFEST
+from analysis.tools.fleet.manifest import Fleet, FleetError, node_dir, node_sweep, sweep_finished
+
+# probes that describe the moment of the measurement, not the machine
+MOMENTARY = ("load average",)
+
+
+@dataclass
+class NodeSweep:
+    experiment: str
+    directory: Path
+    sweep: object  # analysis.sweep.model.Sweep
+    report: dict  # the node report's report.json
+    report_html: Path
+
+
+@dataclass
+class Node:
+    name: str
+    sweeps: dict = field(default_factory=dict)  # experiment -> NodeSweep
+
+    @property
+    def probes(self):
+        """{probe name: value} of the node's recorded environment check (its first sweep's)."""
+        for node_sweep_ in self.sweeps.values():
+            probes = node_sweep_.sweep.environment.get("probes", [])
+            if probes:
+                return {p["name"]: str(p["value"]) for p in probes}
+        return {}
+
+    @property
+    def host(self):
+        for node_sweep_ in self.sweeps.values():
+            host = node_sweep_.sweep.machine.get("hostname") or node_sweep_.sweep.environment.get("hostname")
+            if host:
+                return host
+        return ""
+
+    def data(self, experiment):
+        """The node report's numbers for one experiment ({} when the node did not run it)."""
+        entry = self.sweeps.get(experiment)
+        return entry.report.get("data", {}).get(experiment, {}) if entry else {}
+
+
+def _current_report(directory, node_report, out):
+    """report.json of a node's sweep: the job's own if newer than the manifest, else made now."""
+    report = directory / "report" / "report.json"
+    if not report.exists() or report.stat().st_mtime < (directory / SWEEP_MANIFEST).stat().st_mtime:
+        print(f"  report of {directory} ...", file=out, flush=True)
+        node_report([directory], directory / "report")
+    try:
+        return json.loads(report.read_text()), directory / "report" / "report.html"
+    except (OSError, ValueError) as e:
+        raise FleetError(f"{report}: not a readable report ({e})") from None
+
+
+def collect(directories, node_report, out=sys.stderr):
+    """(nodes in name order, fleets as (directory, Fleet), [(node, experiment, why left out)])."""
+    fleets = [(Path(d).resolve(), Fleet.load(d)) for d in directories]
+    nodes, left_out = {}, []
+    for directory, fleet in fleets:
+        for name in fleet.nodes:
+            sweep = node_sweep(directory, name)
+            if not sweep_finished(sweep):
+                why = "no sweep" if sweep is None else \
+                    f"sweep unfinished ({sum(s.status == 'done' for s in sweep.steps)}/{len(sweep.steps)} steps)"
+                left_out.append((name, fleet.experiment, why))
+                continue
+            node = nodes.setdefault(name, Node(name))
+            if fleet.experiment in node.sweeps:
+                raise FleetError(f"node {name} ran {fleet.experiment} in two of the fleets given "
+                                 f"({node.sweeps[fleet.experiment].directory.parent} and {directory}); give one")
+            report, html = _current_report(node_dir(directory, name), node_report, out)
+            node.sweeps[fleet.experiment] = NodeSweep(fleet.experiment, node_dir(directory, name), sweep, report, html)
+    if not nodes:
+        raise FleetError(f"no node of {', '.join(map(str, directories))} has finished its sweep; see 'timekit fleet status'")
+    return [nodes[n] for n in sorted(nodes, key=_natural)], fleets, left_out
+
+
+def _natural(name):
+    """n2 before n10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def environment_differences(nodes):
+    """{node: [(probe, its value, the other nodes' most common value)]} for every recorded probe in
+    which a node differs from the rest of the fleet (momentary ones such as the load average left out)."""
+    probes = {n.name: n.probes for n in nodes}
+    names = sorted({p for values in probes.values() for p in values if p not in MOMENTARY})
+    differences = {}
+    for node, values in probes.items():
+        others = [v for other, v in probes.items() if other != node]
+        differences[node] = []
+        for probe in names:
+            rest = Counter(v.get(probe, "not recorded") for v in others).most_common(1)
+            mine = values.get(probe, "not recorded")
+            if rest and mine != rest[0][0]:
+                differences[node].append((probe, mine, rest[0][0]))
+    return differences

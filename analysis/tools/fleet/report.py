@@ -1,0 +1,126 @@
+"""
+`timekit fleet report DIR...`: each node's report, and one fleet report over them: the nodes and
+how their recorded environments differ, every claim per node and across the fleet, the cores of
+all nodes in one ranking with the fleet's golden sample, a node x measurement table per
+experiment with outliers flagged, and the nodes ranked by noise.
+"""
+
+import os
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+from analysis.core.plots import to_png
+from analysis.core.report import Figure, Report, Section, Table, write_report
+from analysis.experiments.core_heterogeneity.analyse import LABEL
+from analysis.tools.fleet import claims, cores, outliers
+from analysis.tools.fleet import plots as fleet_plots
+from analysis.tools.fleet.collect import collect, environment_differences
+
+GOLDEN_FILE = "golden-cores.json"
+
+
+def _overview(nodes, fleets, left_out, differences, outdir):
+    rows = [[str(d), f.experiment, f.preset, len(f.nodes), f.kit_commit[:12], f.created] for d, f in fleets]
+    reports = [[n.name, e, os.path.relpath(s.report_html, outdir)] for n in nodes for e, s in sorted(n.sweeps.items())]
+    section = Section(
+        id="fleet", title="The fleet",
+        paragraphs=[f"{len(nodes)} node(s) with finished sweeps, from {len(fleets)} fleet director{'y' if len(fleets) == 1 else 'ies'}. "
+                    "Each node's own report (one per experiment) states that machine's facts; the sections below compare "
+                    "the nodes. Numbers come from the node reports and the sweeps' result files, facts from what each "
+                    "sweep recorded on its node."],
+        tables=[Table("Fleets", ["directory", "experiment", "preset", "nodes", "kit commit", "submitted"], rows),
+                claims.environment_table(nodes, differences),
+                Table("Node reports", ["node", "experiment", "report (relative to this page)"], reports)])
+    for directory, fleet in fleets:
+        commits = sorted({job.get("kit_commit") or fleet.kit_commit for jobs in fleet.jobs.values() for job in jobs})
+        if len(commits) > 1:
+            section.warnings.append(f"{directory}: its jobs ran different kit commits ({', '.join(c[:12] for c in commits)}).")
+    for node, experiment, why in left_out:
+        section.warnings.append(f"{node}: {experiment} left out: {why} (timekit fleet status; --resume runs it again).")
+    if len(nodes) < outliers.MIN_NODES:
+        section.warnings.append(f"Only {len(nodes)} node(s): outliers and noisy nodes need at least {outliers.MIN_NODES}.")
+    return section
+
+
+def _cores_section(nodes, golden_k, outdir):
+    groups = cores.pairs(nodes)
+    if not groups:
+        return None, {}
+    ranking = cores.fleet_ranking(groups)
+    workload = cores.pin_workload(ranking)
+    k = golden_k or min(Counter(r["node"] for r in ranking[workload]["order"]).values())  # one node's worth
+    golden = cores.golden_file(ranking, nodes, k)
+    path = cores.write_golden(Path(outdir) / GOLDEN_FILE, golden)
+    section = Section(
+        id="fleet-cores", title="Core heterogeneity across the fleet",
+        paragraphs=[f"All {len(ranking[workload]['order'])} (node, CPU) pairs of {workload} ranked together. The golden "
+                    f"sample is the {k} fastest pairs of each workload, written to {path.name}: on a node, "
+                    f"'timekit cores run --ranking {path.name} -k K -- COMMAND' pins to that node's golden cores."],
+        tables=cores.ranking_tables(ranking, k),
+        figures=[Figure(f"{LABEL.get(workload, workload)} across the fleet",
+                        to_png(fleet_plots.core_ranking(ranking[workload], LABEL.get(workload, workload), k)),
+                        "Mean run time with its 95 % CI per (node, CPU); the dashed line closes the golden sample.")])
+    return section, {"ranking": ranking, "golden": golden["golden"], "golden_file": str(path), "k": k}
+
+
+def _measurement_section(nodes):
+    section = Section(id="fleet-outliers", title="Which node stands out: node x measurement")
+    data = {}
+    for experiment in outliers.MEASUREMENTS:
+        made = outliers.measurement_table(nodes, experiment)
+        if made is None:
+            continue
+        table, data[experiment] = made
+        section.tables.append(table)
+        if data[experiment]["judged"]:
+            section.figures.append(Figure(f"{experiment}: robust z per node and measurement",
+                                          to_png(fleet_plots.outlier_heatmap(data[experiment], experiment)),
+                                          "Red: above the fleet's median, blue: below."))
+        flagged = data[experiment]["outlier_nodes"]
+        section.paragraphs.append(f"{experiment}: " + (f"outlier node(s) {', '.join(flagged)}." if flagged else
+                                                       "no node stands out." if data[experiment]["judged"] else
+                                                       "too few nodes to judge."))
+    return (section if data else None), data
+
+
+def _noise_section(nodes):
+    made = outliers.noise_ranking(nodes)
+    if made is None:
+        return None, {}
+    table, data = made
+    section = Section(id="fleet-noise", title="Nodes ranked by noise", tables=[table],
+                      paragraphs=[f"Noisy node(s): {', '.join(data['noisy_nodes'])}." if data["noisy_nodes"]
+                                  else "No node's repeated workloads vary beyond the fleet's."])
+    if len(data["ranking"]) >= outliers.MIN_NODES:  # fewer are not compared
+        section.figures.append(Figure("Noise per node", to_png(fleet_plots.noise(data)),
+                                      "Dots: the node's repeated workloads; red: flagged; bar: the node's relative noise."))
+    return section, data
+
+
+def build(directories, node_report, outdir, golden=None, out=sys.stderr):
+    nodes, fleets, left_out = collect(directories, node_report, out)
+    differences = environment_differences(nodes)
+    report = Report(title=f"timekit fleet report: {len(nodes)} node(s)")
+    report.sections.append(_overview(nodes, fleets, left_out, differences, outdir))
+    claims_table, claims_data = claims.claims_table(nodes, differences)
+    report.sections.append(Section(id="fleet-claims", title="Claims across the fleet", tables=[claims_table]))
+    report.data = {"nodes": [n.name for n in nodes], "environment_differences": differences, "claims": claims_data,
+                   "left_out": [list(x) for x in left_out]}
+    for key, (section, data) in (("cores", _cores_section(nodes, golden, outdir)),
+                                 ("measurements", _measurement_section(nodes)), ("noise", _noise_section(nodes))):
+        if section is not None:
+            report.sections.append(section)
+            report.data[key] = data
+    return report
+
+
+def fleet_report(directories, node_report, outdir=None, golden=None, out=sys.stderr):
+    """Node reports where missing or stale, then the fleet report in `outdir`; its paths."""
+    outdir = Path(outdir or Path(directories[0]) / "fleet-report").resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate samples: the tables say so
+        report = build(directories, node_report, outdir, golden, out)
+    return write_report(report, outdir)

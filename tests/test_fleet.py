@@ -1,0 +1,305 @@
+"""The fleet: SLURM jobs per node on a real (throw-away, one-host) SLURM cluster, and the fleet
+report judging nodes that are known to differ (generated from the recorded demo sweeps)."""
+
+import gzip
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis import cli, pipeline
+from analysis.experiments import EXPERIMENTS
+from analysis.experiments.core_heterogeneity.analyse import CoresError
+from analysis.experiments.core_heterogeneity.pinning import pin_command
+from analysis.tools.fleet import outliers, status, submit
+from analysis.tools.fleet import slurm as slurm_commands
+from analysis.tools.fleet.collect import Node, environment_differences
+from analysis.tools.fleet.manifest import Fleet, Job
+from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
+from tests import fleet_data, slurm
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDED = REPO / "tests" / "data" / "recorded-demo"
+SCRATCH = REPO / ".pytest-tmp" / "scratch"
+
+
+# ---------------------------------------------------------------------------------------------
+# unit: the pieces
+
+
+@pytest.mark.unit
+def test_robust_z_flags_the_one_node_that_differs_and_needs_three_nodes():
+    z = outliers.robust_z([10.0, 10.1, 9.9, 10.05, 10.8])
+    assert abs(z[-1]) > outliers.THRESHOLD and np.all(np.abs(z[:-1]) < outliers.THRESHOLD)
+    # more than half agree exactly: the mean absolute deviation stands in for MAD = 0
+    z = outliers.robust_z([5.0, 5.0, 5.0, 5.0, 9.0])
+    assert np.isfinite(z).all() and z[-1] > outliers.THRESHOLD and np.all(z[:-1] == 0)
+    assert np.isnan(outliers.robust_z([1.0, 2.0])).all()
+    # a floor on the spread: 0.8 % among near-identical nodes is no outlier beside a 2 % floor
+    close = [1.000, 1.001, 0.999, 1.000, 1.008]
+    assert abs(outliers.robust_z(close)[-1]) > outliers.THRESHOLD
+    assert abs(outliers.robust_z(close, floor=outliers.MIN_CHANGE / outliers.THRESHOLD)[-1]) < outliers.THRESHOLD
+
+
+def _fleet(**overrides):
+    values = dict(experiment="memory-bandwidth", preset="quick", nodes=["n1", "n2"], created="2026-01-01T00:00:00+00:00",
+                  kit_commit="abc", kit_path=str(REPO), python="/opt/kit venv/bin/python", time_limit_minutes=17,
+                  time_estimate="test")
+    return Fleet(**{**values, **overrides})
+
+
+@pytest.mark.unit
+def test_job_script_is_exclusive_on_its_node_marks_its_start_and_runs_the_sweep_in_place_of_the_shell(tmp_path):
+    fleet_dir = tmp_path / "my fleet"
+    script = submit.job_script(_fleet(partition="bench"), fleet_dir, "n2", resume=True)
+    lines = script.splitlines()
+    for option in ("--nodelist=n2", "--exclusive", "--nodes=1", "--time=17", "--partition=bench", f"--chdir={REPO}"):
+        assert f"#SBATCH {option}" in lines
+    assert f"#SBATCH --output={fleet_dir}/slurm/n2.%j.out" in lines
+    marker = next(i for i, line in enumerate(lines) if line.startswith("printf"))
+    run = lines[-1]
+    assert marker < len(lines) - 1 and "'" + str(fleet_dir / "slurm" / "n2") + "'" in lines[marker]
+    assert run.startswith("exec '/opt/kit venv/bin/python' -m analysis.cli run memory-bandwidth --preset quick")
+    assert run.endswith(f"--output '{fleet_dir / 'n2'}' --resume")
+    assert "--resume" not in submit.job_script(_fleet(), fleet_dir, "n2", resume=False)
+
+
+@pytest.mark.unit
+def test_time_limit_comes_from_earlier_sweeps_else_from_the_definitions_bound(tmp_path):
+    experiment = EXPERIMENTS["os-microbench"]
+    preset = experiment.presets["full"]
+    minutes, how = submit.time_limit(experiment, preset, cpus=2, roots=[RECORDED])
+    recorded = json.loads((RECORDED / "os-microbench" / "sweep.json").read_text())
+    per_run = recorded["steps"][0]["seconds"] / len(experiment.inputs)  # the quick preset: 1 run per input
+    runs = preset.reps * len(experiment.inputs)
+    assert minutes == int(np.ceil((2 * runs * per_run + submit.MARGIN_SECONDS) / 60)) and "earlier sweeps" in how
+    bound, how = submit.time_limit(experiment, preset, cpus=2, roots=[tmp_path])
+    assert bound == int(np.ceil((runs * 90 + submit.MARGIN_SECONDS) / 60)) and "time limit per run" in how
+    # core-heterogeneity: one step per core of the node, so more CPUs take longer
+    cores = EXPERIMENTS["core-heterogeneity"]
+    assert (submit.time_limit(cores, cores.presets["quick"], 64, [tmp_path])[0]
+            > submit.time_limit(cores, cores.presets["quick"], 2, [tmp_path])[0])
+
+
+def _node(name, probes):
+    class Recorded:
+        environment = {"probes": [{"name": p, "value": v, "verdict": "info", "why": ""} for p, v in probes.items()]}
+        machine = {"hostname": name}
+
+    node = Node(name)
+    node.sweeps["x"] = type("S", (), {"sweep": Recorded})()
+    return node
+
+
+@pytest.mark.unit
+def test_environment_differences_name_the_odd_node_and_ignore_the_load_average():
+    common = {"kernel": "6.1", "frequency governor": "performance", "load average": "0.1"}
+    nodes = [_node(f"n{i}", {**common, "load average": f"{i}.0"}) for i in range(1, 4)]
+    nodes.append(_node("n4", {**common, "frequency governor": "powersave"}))
+    differences = environment_differences(nodes)
+    assert differences == {"n1": [], "n2": [], "n3": [], "n4": [("frequency governor", "powersave", "performance")]}
+
+
+@pytest.mark.unit
+def test_time_api_measurements_and_noise_come_from_a_node_report():
+    data = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))["data"]
+    measures = outliers.MEASUREMENTS["time-apis"](data["time-apis"])
+    assert {f"43434343 {api} CPU, load 0 (ms)" for api in ("runexec", "bash", "fish", "gnu")} <= set(measures)
+    runexec = next(r for r in data["time-apis"]["inputs"]["43434343"]["cpu_summary"] if r["api"] == "runexec" and r["load"] == 0)
+    assert measures["43434343 runexec CPU, load 0 (ms)"] == pytest.approx(runexec["median"] * 1e3)
+    cvs = outliers.NOISE["core-heterogeneity"](data["core-heterogeneity"])
+    assert set(cvs) == {f"{w}, CPU {c}" for w in ("cachestress", "cg", "isort") for c in (0, 1)}
+
+
+@pytest.mark.unit
+def test_status_a_job_that_ran_but_left_no_marker_here_points_at_the_filesystem(tmp_path, monkeypatch):
+    """A filesystem the nodes do not share cannot be made here: SLURM's answer is faked."""
+    fleet = _fleet()
+    fleet.add_job("n1", Job(id="7", submitted="now"))
+    fleet.add_job("n2", Job(id="8", submitted="now"))
+    (tmp_path / "slurm").mkdir()
+    (tmp_path / "slurm" / "n2.8.started").write_text("8 n2 host now\n")
+    monkeypatch.setattr(status.slurm, "job_states", lambda ids: {"7": "COMPLETED", "8": "PENDING"})
+    states = {s.node: s for s in status.node_states(fleet, tmp_path)}
+    assert states["n1"].state == "failed" and "shared" in states["n1"].note
+    assert states["n2"].state == "pending"
+
+
+@pytest.mark.unit
+def test_nodes_down_drained_or_not_responding_get_no_work():
+    assert [s for s in ("idle", "mix", "alloc", "idle~", "down", "down*", "drain", "drng", "idle*", "fail", "maint")
+            if slurm_commands.usable(s)] == ["idle", "mix", "alloc", "idle~"]
+
+
+@pytest.mark.unit
+def test_fleet_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
+    assert _timekit("fleet", "submit", "os-microbench") == cli.EXIT_ERROR
+    assert _timekit("fleet", "submit", "os-microbench", "--count", "2") == cli.EXIT_ERROR
+    assert _timekit("fleet", "status", tmp_path) == cli.EXIT_ERROR
+    assert _timekit("fleet", "report", RECORDED / "os-microbench") == cli.EXIT_ERROR
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 4 and all(e.startswith("timekit: error: ") for e in errors)
+    assert "--nodes LIST or --partition" in errors[0] and "--count needs --partition" in errors[1]
+    assert "not a fleet directory" in errors[2] and "not a fleet directory" in errors[3]
+
+
+# ---------------------------------------------------------------------------------------------
+# a fleet of distinct machines: one 8 % slower, one with a noisy CPU
+
+
+@pytest.fixture(scope="module")
+def generated_fleet():
+    root = SCRATCH / f"fleet-generated-{os.getpid()}"
+    shutil.rmtree(root, ignore_errors=True)
+    dirs = [fleet_data.make_fleet(root, e, fleet_data.MACHINES) for e in ("os-microbench", "core-heterogeneity")]
+    paths = fleet_report(dirs, pipeline.tables_and_report, root / "report")
+    yield root, dirs, json.loads(paths["json"].read_text()), paths["html"].read_text()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.benchexec
+def test_fleet_report_names_exactly_the_slower_node_and_the_noisy_core(generated_fleet):
+    _, _, report, _ = generated_fleet
+    data = report["data"]
+    assert data["nodes"] == list(fleet_data.MACHINES)
+    outlying = data["measurements"]["os-microbench"]["outliers"]
+    assert list(outlying) == [fleet_data.SLOW] and len(outlying[fleet_data.SLOW]) >= 9  # nearly every measurement
+    assert data["noise"]["noisy_nodes"] == [fleet_data.NOISY]
+    flagged = next(r for r in data["noise"]["ranking"] if r["node"] == fleet_data.NOISY)["flagged"]
+    assert flagged and all(f["workload"].endswith("CPU 1") for f in flagged)
+    assert data["noise"]["ranking"][-1]["node"] == fleet_data.NOISY  # the noisiest
+    noisy_cores = {tuple(p) for entry in data["cores"]["ranking"].values() for p in entry["noisy"]}
+    assert noisy_cores == {(fleet_data.NOISY, 1)}
+    # the slower node's environment check differs (its governor), and no one else's
+    assert {n: d for n, d in data["environment_differences"].items() if d} == {
+        fleet_data.SLOW: [["frequency governor", "powersave", "no cpufreq"]]}
+
+
+@pytest.mark.benchexec
+def test_fleet_report_judges_every_claim_per_node_and_across_the_fleet(generated_fleet):
+    _, _, report, html = generated_fleet
+    claims = report["data"]["claims"]
+    recorded = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))
+    expected = {f["claim"] for f in recorded["findings"] if f["section"] in ("os-microbench", "core-heterogeneity")}
+    assert {c["claim"] for c in claims} == expected
+    assert all(c["nodes"] == 6 for c in claims)
+    # the noisy core makes one node's slowest core > 10 % slower: the claim holds there only
+    differing = {n for c in claims for n in c["differing_nodes"]}
+    assert differing == {fleet_data.NOISY}
+    cachestress = next(c for c in claims if c["claim"].startswith("cachestress: some cores are more than 10%"))
+    assert cachestress["verdicts"][fleet_data.NOISY] == "confirmed" and cachestress["holds_on"] == 1
+    assert "holds on 1 of 6 nodes" in html
+
+
+@pytest.mark.benchexec
+def test_golden_sample_is_the_fleets_fastest_cores_and_cores_run_accepts_it(generated_fleet, monkeypatch):
+    root, _, report, _ = generated_fleet
+    cores = report["data"]["cores"]
+    order = cores["ranking"]["cachestress"]["order"]
+    means = [r["mean"] for r in order]
+    assert means == sorted(means) and len(order) == 12  # every (node, CPU) pair of the fleet
+    assert cores["ranking"]["cachestress"]["slowest_vs_fastest"]["slowest"] == [fleet_data.NOISY, 1]
+    golden = cores["golden"]["cachestress"]
+    assert len(golden) == cores["k"] == 2 and not {fleet_data.SLOW, fleet_data.NOISY} & {n for n, _ in golden}
+    path = root / "report" / GOLDEN_FILE
+    node, core = golden[0]
+    monkeypatch.setenv("SLURMD_NODENAME", node)
+    monkeypatch.setattr("platform.node", lambda: f"host-{node}")
+    argv = pin_command(1, path, ["true"], boot_time=0)
+    assert str(core) in argv[:-1] and argv[-1] == "true"
+    monkeypatch.setenv("SLURMD_NODENAME", fleet_data.SLOW)  # no golden core there
+    with pytest.raises(CoresError, match="none of the fleet's golden cores is on this node"):
+        pin_command(1, path, ["true"], boot_time=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# a real SLURM: munged, slurmctld and two slurmd on this host
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    reason = slurm.missing_reason()
+    if reason:
+        pytest.skip(reason)
+    root = SCRATCH / f"slurm-{os.getpid()}"
+    with slurm.SimulatedCluster(root, nodes=2) as running:
+        previous = os.environ.get("SLURM_CONF")
+        os.environ["SLURM_CONF"] = str(running.conf)
+        try:
+            yield running
+        finally:
+            if previous is None:
+                os.environ.pop("SLURM_CONF", None)
+            else:
+                os.environ["SLURM_CONF"] = previous
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _timekit(*argv):
+    return cli.main(list(map(str, argv)))
+
+
+def _wait(condition, timeout=300, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.benchexec
+def test_slurm_fleet_runs_each_node_in_its_own_job_and_reports_across_them(cluster, scratch, capsys):
+    """Two experiments' quick presets on n1 and n2, one node after another (--serial: the simulated
+    nodes share this machine's 2 CPUs, so parallel benchexec runs would fight over them)."""
+    fleets = []
+    for experiment in ("os-microbench", "memory-bandwidth"):
+        directory = scratch / experiment
+        assert _timekit("fleet", "submit", experiment, "--nodes", "n[1-2]", "--serial", "--output", directory) == 0
+        assert _timekit("fleet", "status", directory, "--wait") == 0
+        fleet = Fleet.load(directory)
+        assert fleet.nodes == ["n1", "n2"] and fleet.serial and fleet.kit_path == str(REPO)
+        for node in fleet.nodes:
+            job = fleet.last_job(node)
+            marker = (directory / "slurm" / f"{node}.{job.id}.started").read_text().split()
+            assert marker[:2] == [job.id, node]  # that job ran on that node, and wrote where we see it
+            assert (directory / node / "sweep.json").exists() and (directory / node / "report" / "report.json").exists()
+        fleets.append(directory)
+    out = capsys.readouterr().out
+    assert "finished" in out and "failed" not in out
+    assert _timekit("fleet", "report", *fleets, "--output", scratch / "fleet-report") == 0
+    report = json.loads((scratch / "fleet-report" / "report.json").read_text())
+    assert report["data"]["nodes"] == ["n1", "n2"] and report["data"]["left_out"] == []
+    assert {c["experiment"] for c in report["data"]["claims"]} == {"os-microbench", "memory-bandwidth"}
+    assert all(c["nodes"] == 2 for c in report["data"]["claims"])
+    assert set(report["data"]["measurements"]) == {"os-microbench", "memory-bandwidth"}
+    assert "Only 2 node(s)" in json.dumps(report["warnings"])
+
+
+@pytest.mark.benchexec
+def test_slurm_cancelled_node_is_resumed_alone_and_the_other_nodes_results_stay(cluster, scratch):
+    directory = scratch / "fleet"
+    assert _timekit("fleet", "submit", "memory-bandwidth", "--nodes", "n1,n2", "--serial", "--output", directory) == 0
+    fleet = Fleet.load(directory)
+    first = fleet.last_job("n1").id
+    _wait(lambda: list((directory / "n1").glob("benchexec.*.log")), what="n1's benchexec to start")
+    cluster.run("scancel", first)
+    assert _timekit("fleet", "status", directory, "--wait") == 1  # n1 failed, n2 ran after it
+    states = {s.node: s for s in status.node_states(fleet, directory)}
+    assert states["n1"].state == "failed" and states["n1"].slurm == "CANCELLED"
+    assert states["n2"].state == "finished"
+    kept = {p: p.read_bytes() for p in (directory / "n2").glob("*.xml.bz2")}
+    assert kept
+
+    assert _timekit("fleet", "submit", "memory-bandwidth", "--resume", "--output", directory) == 0
+    fleet = Fleet.load(directory)
+    assert len(fleet.jobs["n1"]) == 2 and len(fleet.jobs["n2"]) == 1 and fleet.last_job("n1").resume
+    assert "--resume" in (directory / "slurm" / "n1.sh").read_text()
+    assert _timekit("fleet", "status", directory, "--wait") == 0
+    assert {p: p.read_bytes() for p in (directory / "n2").glob("*.xml.bz2")} == kept
+    sweep = json.loads((directory / "n1" / "sweep.json").read_text())
+    assert all(step["status"] == "done" for step in sweep["steps"])

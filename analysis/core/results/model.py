@@ -11,8 +11,10 @@ import pathlib
 
 import numpy as np
 
+from analysis.core.errors import UserError
 
-class ResultFileError(Exception):
+
+class ResultFileError(UserError):
     """A result file that cannot be loaded; str(e) is one line: '<path>: <what>; <what to do>'."""
 
     def __init__(self, path, problem):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
+from analysis.core import changepoints
 from analysis.tools import history
 from analysis.core.report import Section
 
@@ -54,11 +55,11 @@ def brute_q(x, y):
 
 def test_energy_statistic_matches_the_definition():
     z = np.random.default_rng(5).lognormal(0, 0.3, 11)
-    p = history._prefix(np.abs(z[:, None] - z[None, :]))[None]
+    p = changepoints._prefix(np.abs(z[:, None] - z[None, :]))[None]
     for s, e in [(0, 11), (3, 11), (2, 8)]:
-        tau, kappa = history._candidates(s, e, 1)
+        tau, kappa = changepoints._candidates(s, e, 1)
         expected = [brute_q(z[s:t], z[t:k]) for t, k in zip(tau, kappa)]
-        np.testing.assert_allclose(history._q(p, s, tau, kappa)[0], expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(changepoints._q(p, s, tau, kappa)[0], expected, rtol=1e-10, atol=1e-12)
 
 
 def test_a_step_is_found_within_one_position_with_p_below_005():

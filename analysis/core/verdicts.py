@@ -56,6 +56,8 @@ class Estimate:
             return f"unit: reruns, M = {self.m} of n = {self.n} runs"
         if self.unit == "samples":
             return f"unit: samples of one run, n = {self.n}"
+        if self.unit == "pooled":
+            return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
 
 

@@ -7,14 +7,30 @@ from __future__ import annotations
 
 import numpy as np
 
+import scipy.stats
+
+from analysis.core import verdicts
 from analysis.core.report import Finding
+from analysis.core.verdicts import Estimate
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
+from analysis.experiments.scheduling_noise.period import BIN_MS
 
 # the seed's figures (seed 004, experiment A part 1)
 SEED_TICK_MS = 1.0
 SEED_INTERRUPT_US = 3.1
 SEED_LOST_US_PER_MS = 2.62
 TSC_TOLERANCE = 0.01  # the issue: the TSC estimate within 1 % of the kernel's
+
+PERIOD_TOLERANCE = 0.10  # "every 1 ms": the dominant period within 10 % of it
+TICK_TOLERANCE = 0.05  # "is the tick": within 5 % of 1/CONFIG_HZ
+CYCLES_TOLERANCE = 0.05  # "the TSC counts cycles": core clock within 5 % of the TSC's
+
+
+def _point(value, what, grid=0.0):
+    """A figure the tracer's runs give once, pooled (no interval over invocations): judged as a
+    point, widened by its grid, and the evidence says so."""
+    return Estimate(value, value, value, unit="pooled", grid=grid, method=what)
+
 
 TIMER_CLAIM = "The timer interrupts the process every 1 ms (seed 004, A1.1)"
 TSC_FREQUENCY_CLAIM = "The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 % (kit check)"
@@ -36,27 +52,28 @@ def timer_every_ms(gaps, tick_ms, hz_source):
     p = gaps.period.period_ms
     if not np.isfinite(p):
         return Finding(TIMER_CLAIM, "inconclusive", "no periodic pattern found in the gaps")
-    verdict = "confirmed" if abs(p - SEED_TICK_MS) / SEED_TICK_MS < 0.1 else "refuted"
-    evidence = (f"dominant period here {p:.4g} ms (pooled single-tracer runs); the kernel's tick is "
-                f"{tick_ms:.4g} ms ({hz_source}). " if np.isfinite(tick_ms) else
-                f"dominant period here {p:.4g} ms; CONFIG_HZ unknown ({hz_source}). ")
+    judged = verdicts.no_effect(_point(p / SEED_TICK_MS, f"dominant period / {SEED_TICK_MS:g} ms, pooled single-tracer "
+                                       f"runs, on the {BIN_MS:g} ms histogram grid", grid=BIN_MS / SEED_TICK_MS),
+                                PERIOD_TOLERANCE)
+    evidence = (f"dominant period here {p:.4g} ms; the kernel's tick is {tick_ms:.4g} ms ({hz_source}). "
+                if np.isfinite(tick_ms) else f"dominant period here {p:.4g} ms; CONFIG_HZ unknown ({hz_source}). ")
     evidence += (f"Near 1 ms the distance histogram peaks at {gaps.near_1ms:.3g} ms, {gaps.z_1ms:.1f} robust sd above the "
                  "median count" + (" (a periodic source besides the tick, e.g. the host)" if gaps.z_1ms > 5
-                                   else " (no clear periodic source there)")
-                 + ". Confirmed if the dominant period is within 10 % of 1 ms.")
-    return Finding(TIMER_CLAIM, verdict, evidence)
+                                   else " (no clear periodic source there)") + ". ")
+    return Finding(TIMER_CLAIM, judged.verdict, evidence + judged.evidence)
 
 
 def period_is_the_tick(period, tick_ms):
     p = period.period_ms
     if not (np.isfinite(p) and np.isfinite(tick_ms)):
         return None
-    match = abs(p - tick_ms) / tick_ms < 0.05
+    judged = verdicts.no_effect(_point(p / tick_ms, f"dominant period / tick on the {BIN_MS:g} ms histogram grid",
+                                       grid=BIN_MS / tick_ms), TICK_TOLERANCE)
     return Finding(
-        "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)",
-        "confirmed" if match else "refuted",
-        f"{p:.4g} ms against {tick_ms:.4g} ms; match = within 5 %."
-        + ("" if match else " In a virtual machine the host's interruptions also stop the guest; they need not follow the guest's tick."),
+        "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)", judged.verdict,
+        f"{p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
+        + ("" if judged.verdict == "confirmed" else
+           " In a virtual machine the host's interruptions also stop the guest; they need not follow the guest's tick."),
     )
 
 
@@ -65,14 +82,17 @@ def interrupt_cost(gaps):
     if not short.size:
         return None
     mean, median = float(short.mean()), float(np.median(short))
+    low, high = (scipy.stats.t.interval(0.95, short.size - 1, loc=mean, scale=scipy.stats.sem(short))
+                 if short.size > 1 else (mean, mean))
+    judged = verdicts.about(Estimate(mean, float(low), float(high), unit="runs", n=int(short.size), scale="µs",
+                                     method="t interval of the mean over the inactive periods of one invocation"),
+                            SEED_INTERRUPT_US)
     return Finding(
         f"Handling an interrupt takes about {SEED_INTERRUPT_US:g} µs: the mean inactive period of a process alone on "
-        "a CPU (seed 004, A1.2)",
-        "confirmed" if SEED_INTERRUPT_US / 2 <= mean <= SEED_INTERRUPT_US * 2 else "refuted",
-        f"mean {mean:.3g} µs, median {median:.3g} µs over the n = {short.size} inactive periods shorter than {SLICE_MS:g} ms "
+        "a CPU (seed 004, A1.2)", judged.verdict,
+        f"median {median:.3g} µs; the n = {short.size} inactive periods shorter than {SLICE_MS:g} ms are counted "
         f"({all_us.size - short.size} longer ones, another task's or the host's turn, left out; with them the mean is "
-        f"{all_us.mean():.3g} µs); {100 * np.mean(short > 20):.1f} % of the short ones exceed 20 µs. Confirmed if "
-        "the mean (the seed's estimator) is within a factor of 2 of 3.1 µs.",
+        f"{all_us.mean():.3g} µs); {100 * np.mean(short > 20):.1f} % of the short ones exceed 20 µs. {judged.evidence}",
     )
 
 
@@ -80,11 +100,12 @@ def time_lost_per_ms(gaps):
     if not gaps.short_us.size:
         return None
     lost = gaps.lost_short_us_per_ms
+    judged = verdicts.about(_point(lost, "µs lost per ms of the pooled trace"), SEED_LOST_US_PER_MS)
     return Finding(
         f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts (seed 004, A1.4)",
-        "confirmed" if SEED_LOST_US_PER_MS / 2 <= lost <= SEED_LOST_US_PER_MS * 2 else "refuted",
+        judged.verdict,
         f"{lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
-        f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. Confirmed within a factor of 2.",
+        f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. {judged.evidence}",
     )
 
 
@@ -93,13 +114,14 @@ def tsc_counts_cycles(clocks):
     if not (np.isfinite(core) and np.isfinite(tsc)):
         return None
     ratio = core / tsc
+    judged = verdicts.no_effect(_point(ratio, "core clock / TSC rate, medians over the runs"), CYCLES_TOLERANCE)
     return Finding(
         "The TSC counts the CPU's cycles (seed 004, A1 introduction)",
-        ("refuted" if abs(ratio - 1) > 0.05 else "confirmed") if clocks.invariant else "inconclusive",
-        f"core clock {core / 1e6:.0f} MHz from dependent adds, TSC {tsc / 1e6:.1f} MHz (ratio {ratio:.3f}); the TSC is "
+        judged.verdict if clocks.invariant else "inconclusive",
+        f"core clock {core / 1e6:.0f} MHz from dependent adds, TSC {tsc / 1e6:.1f} MHz; the TSC is "
         + ("invariant (constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does"
-           if clocks.invariant else "not invariant here, so the two can coincide")
-        + ". Refuted if they differ by more than 5 %.",
+           if clocks.invariant else "not invariant here, so the two can coincide and nothing is decided")
+        + f". {judged.evidence}",
     )
 
 
@@ -107,11 +129,12 @@ def tsc_frequency_is_the_kernels(clocks):
     deviation, (label, hz) = clocks.deviation, clocks.reference
     if not np.isfinite(deviation):
         return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable")
+    judged = verdicts.no_effect(_point(1 + deviation, "measured TSC rate / the kernel's, medians over the runs"),
+                                TSC_TOLERANCE)
     return Finding(
-        TSC_FREQUENCY_CLAIM,
-        "confirmed" if abs(deviation) <= TSC_TOLERANCE else "refuted",
+        TSC_FREQUENCY_CLAIM, judged.verdict,
         f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "
         f"Clock source {', '.join(clocks.clocksources)}"
-        + (": the kernel derives CLOCK_MONOTONIC_RAW from the TSC with this frequency, so this checks the measurement."
-           if clocks.clocksources == ["tsc"] else "."),
+        + (": the kernel derives CLOCK_MONOTONIC_RAW from the TSC with this frequency, so this checks the measurement. "
+           if clocks.clocksources == ["tsc"] else ". ") + judged.evidence,
     )

@@ -84,7 +84,9 @@ def test_section_on_the_recorded_4_node_machine(opteron):
     hardware, pairs = opteron
     section, data = numa.section_from_pairs(pairs, hardware)
     verdicts = {f.claim.split(":")[0].split(" (")[0]: f.verdict for f in section.findings}
-    assert verdicts["Remote memory is slower than the firmware's distance says"] == "confirmed"
+    # the 12 remote pairs are not alike (each node has a favoured neighbour at about 13.75): their mean
+    # ratio derived/firmware 1.21 has a t interval [1.08, 1.34] that contains the 10 % bound
+    assert verdicts["Remote memory is slower than the firmware's distance says"] == "inconclusive"
     assert verdicts["Each node reaches one other node faster than the rest"] == "confirmed"
     assert verdicts["Local memory has the highest bandwidth for every CPU node"] == "confirmed"
     assert len(section.tables[0].rows) == 16 and len(section.figures) == 1

@@ -7,8 +7,11 @@ memory is the fastest.
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats
 
+from analysis.core import verdicts
 from analysis.core.report import Finding
+from analysis.core.verdicts import Estimate
 
 SEED_REMOTE_FIRMWARE = 16
 SEED_REMOTE_DERIVED = 22
@@ -41,13 +44,18 @@ def remote_slower_than_firmware(derived, firmware):
     ratio = remote_derived[keep] / remote_firmware[keep]
     beyond = ratio > 1 + SLOWER_MARGIN
     mean_ratio = float(np.mean(ratio))
+    low, high = (scipy.stats.t.interval(0.95, ratio.size - 1, loc=mean_ratio, scale=scipy.stats.sem(ratio))
+                 if ratio.size > 1 and np.ptp(ratio) > 0 else (mean_ratio, mean_ratio))
+    judged = verdicts.at_least(Estimate(mean_ratio, float(low), float(high), unit="pooled" if ratio.size < 2 else "runs",
+                                        n=int(ratio.size), method="t interval over the remote node pairs of one sweep"),
+                               1 + SLOWER_MARGIN)
     return Finding(
         REMOTE_CLAIM,
-        "confirmed" if mean_ratio > 1 + SLOWER_MARGIN else "refuted",
+        judged.verdict,
         f"{int(keep.sum())} remote pairs: derived distance {np.nanmin(remote_derived):.1f} – {np.nanmax(remote_derived):.1f} "
         f"(mean {np.mean(remote_derived[keep]):.1f}) against firmware {np.min(remote_firmware[keep]):g} – "
         f"{np.max(remote_firmware[keep]):g}; {int(beyond.sum())} pairs more than {SLOWER_MARGIN:.0%} beyond the firmware's "
-        f"value; mean ratio derived/firmware {mean_ratio:.2f}. Confirmed if that mean exceeds {1 + SLOWER_MARGIN:.2f}.",
+        f"value; mean ratio derived/firmware: {judged.evidence}",
     )
 
 

@@ -75,7 +75,7 @@ def test_time_limit_comes_from_earlier_sweeps_else_from_the_definitions_bound(tm
     minutes, how = submit.time_limit(experiment, preset, cpus=2, roots=[RECORDED])
     recorded = json.loads((RECORDED / "os-microbench" / "sweep.json").read_text())
     per_run = recorded["steps"][0]["seconds"] / len(experiment.inputs)  # the quick preset: 1 run per input
-    runs = preset.reps * len(experiment.inputs)
+    runs = len(experiment.plan(preset)) * preset.reps * len(experiment.inputs)  # full: 5 invocations
     assert minutes == int(np.ceil((2 * runs * per_run + submit.MARGIN_SECONDS) / 60)) and "earlier sweeps" in how
     bound, how = submit.time_limit(experiment, preset, cpus=2, roots=[tmp_path])
     assert bound == int(np.ceil((runs * 90 + submit.MARGIN_SECONDS) / 60)) and "time limit per run" in how
@@ -187,12 +187,14 @@ def test_fleet_report_judges_every_claim_per_node_and_across_the_fleet(generated
     expected = {f["claim"] for f in recorded["findings"] if f["section"] in ("os-microbench", "core-heterogeneity")}
     assert {c["claim"] for c in claims} == expected
     assert all(c["nodes"] == 6 for c in claims)
-    # the noisy core makes one node's slowest core > 10 % slower: the claim holds there only
+    # the noisy core delays a third of its runs: its node's slowest/fastest ratio swings from round to
+    # round, and over 3 rounds the verdict policy (round-level interval) cannot decide the 10 % claim
+    # on any node; the noisy node is named by the noise ranking and the cores ranking instead
     differing = {n for c in claims for n in c["differing_nodes"]}
-    assert differing == {fleet_data.NOISY}
+    assert differing == set()
     cachestress = next(c for c in claims if c["claim"].startswith("cachestress: some cores are more than 10%"))
-    assert cachestress["verdicts"][fleet_data.NOISY] == "confirmed" and cachestress["holds_on"] == 1
-    assert "holds on 1 of 6 nodes" in html
+    assert set(cachestress["verdicts"].values()) == {"inconclusive"} and cachestress["holds_on"] == 0
+    assert "holds on 0 of 6 nodes" in html
 
 
 @pytest.mark.benchexec

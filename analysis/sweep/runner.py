@@ -70,10 +70,14 @@ class BackgroundLoad:
 
 
 def _kill_group(process, grace=0.0):
-    """Kill a process started with start_new_session=True and everything in its group."""
+    """Kill a process started with start_new_session=True and everything in its group.
+
+    With a grace period, only the group's leader gets SIGTERM first: benchexec then stops its runs
+    and writes its results itself. Signalling the whole group would also kill the process that
+    holds its tool-info module, and benchexec would then wait for it forever before exiting."""
     if process.poll() is None and grace:
         try:
-            os.killpg(process.pid, signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)
             process.wait(timeout=grace)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass

@@ -6,6 +6,7 @@ out. A failure here never touches a result file. Each experiment's section comes
 folder (analysis.experiments); this module knows none of them by name.
 """
 
+import concurrent.futures
 import dataclasses
 import os
 import shutil
@@ -50,19 +51,24 @@ def _benchexec_program(name):
     return found
 
 
-def tables_for_sweep(directory, sweep):
-    """table-generator pages of a sweep: one per benchexec invocation (the timing APIs side by side),
-    or one for the whole sweep where the experiment's conditions are its steps."""
+def table_jobs(directory, sweep):
+    """(config, result files, output folder, page name) of every table-generator page of a sweep:
+    one per benchexec invocation (the timing APIs side by side), or one for the whole sweep where
+    the experiment's conditions are its steps."""
     experiment = EXPERIMENTS[sweep.experiment]
+    done = [step for step in sweep.steps if step.status == "done" and step.result_files]
     if experiment.one_table:
-        files = [directory / f for step in sweep.steps if step.status == "done" for f in step.result_files]
-        return [_table_generator(experiment.table, files, directory / "tables", experiment.name)] if files else []
-    pages = []
-    for step in sweep.steps:
-        if step.status == "done" and step.result_files:
-            files = [directory / f for f in step.result_files]
-            pages.append(_table_generator(experiment.table, files, directory / "tables", step.name))
-    return pages
+        files = [directory / f for step in done for f in step.result_files]
+        return [(experiment.table, files, directory / "tables", experiment.name)] if files else []
+    return [(experiment.table, [directory / f for f in step.result_files], directory / "tables", step.name)
+            for step in done]
+
+
+def run_table_jobs(jobs):
+    """The pages, as many table-generators at once as there are CPUs: they run after the
+    measurements, so they cannot disturb them."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return list(pool.map(lambda job: _table_generator(*job), jobs))
 
 
 def all_columns():
@@ -164,11 +170,16 @@ def _facts(sweeps, tables):
 def tables_and_report(paths, outdir, out=None):
     """table-generator pages for every sweep, then the report; returns the report's paths. What
     was analysed and what was skipped (and why) is printed to `out` (default stdout)."""
-    pages = {}
+    jobs, experiments = [], []
     for path in map(Path, paths):
         if (path / MANIFEST).exists():
             sweep = Sweep.load(path)
-            pages.setdefault(sweep.experiment, []).extend(os.path.relpath(page, outdir) for page in tables_for_sweep(path, sweep))
+            sweep_jobs = table_jobs(path, sweep)
+            jobs += sweep_jobs
+            experiments += [sweep.experiment] * len(sweep_jobs)
+    pages = {}
+    for experiment, page in zip(experiments, run_table_jobs(jobs)):
+        pages.setdefault(experiment, []).append(os.path.relpath(page, outdir))
     try:
         with warnings.catch_warnings():
             # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'

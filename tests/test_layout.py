@@ -12,6 +12,7 @@ import pytest
 from analysis import pipeline
 from analysis.core.report import write_report
 from analysis.experiments import EXPERIMENTS
+from analysis.experiments.core_heterogeneity import ranking
 from analysis.machine import facts
 
 pytestmark = pytest.mark.unit
@@ -143,10 +144,11 @@ def test_report_of_the_recorded_demo_is_unchanged(tmp_path, monkeypatch):
 
 
 def test_report_states_the_recorded_machine_not_the_host_it_is_built_on(tmp_path, monkeypatch):
-    """Rebuilt on another host (faked: another name, a machine without caches, tick or TSC log),
-    the report still states the measured machine's CONFIG_HZ, caches and topology."""
+    """Rebuilt on another host (faked: another name and boot, a machine without caches, tick or TSC
+    log), the report still states the measured machine's CONFIG_HZ, caches, host and boot time."""
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(platform, "node", lambda: "another-host")
+    monkeypatch.setattr(ranking, "read_boot_time", lambda *a: 42)
     monkeypatch.setattr(facts, "record", lambda *a, **k: facts.Facts(hostname="another-host", config_hz=1000,
                                                                       config_hz_source="faked host"))
     recorded = facts.Facts.from_dict(json.loads((RECORDED / "scheduling-noise" / "sweep.json").read_text())["machine"])
@@ -154,6 +156,8 @@ def test_report_states_the_recorded_machine_not_the_host_it_is_built_on(tmp_path
     assert data["scheduling-noise"]["config_hz"] == recorded.config_hz != 1000
     assert data["os-microbench"]["caches"] == {str(k): v for k, v in recorded.caches.items()} != {}
     assert "faked host" not in json.dumps(data)
+    assert (data["core-heterogeneity"]["ranking"]["host"], data["core-heterogeneity"]["ranking"]["boot_time"]) == \
+        (recorded.hostname, recorded.boot_time) != ("another-host", 42)
 
 
 if __name__ == "__main__":

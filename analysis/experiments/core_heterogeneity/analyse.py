@@ -71,7 +71,7 @@ def analyse(samples, facts, *, notes=()):
     round_rows, consistency = measures.per_round(samples, ratios)
     data["per_round"] = consistency
     siblings = sibling_pairs(topology_cpus)
-    ranking = rank(groups)
+    ranking = rank(groups, boot_time=facts.boot_time, host=facts.hostname or None)
     data["ranking"] = jsonable(ranking)
     sec.tables += [summary_table, section_tables.slowest_vs_fastest(ratios, topology_cpus),
                    section_tables.per_round(round_rows, cores, topology_cpus),

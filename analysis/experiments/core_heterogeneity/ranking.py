@@ -25,14 +25,17 @@ def slowest_vs_fastest(groups):
     return fast, slow, stats.ratio_of_means(groups[fast], groups[slow])
 
 
-def rank(samples, alpha=ALPHA, *, sources=(), measured_from=None, boot_time=None):
+LIVE = object()  # read from the machine running this: right for `cores rank`, wrong for a report of a recorded sweep
+
+
+def rank(samples, alpha=ALPHA, *, sources=(), measured_from=None, boot_time=LIVE, host=LIVE):
     """Cores ordered fastest to slowest (by mean) per workload, with which adjacent differences
     are significant: Welch t (two-sided) on each adjacent pair, Holm over the k-1 pairs of a
     workload, alpha as given; the ratio of means with a bootstrap CI says how much.
 
     `samples` is a Samples or {workload: {core: values in seconds}}. The result is plain data for
     JSON, stamped with the date, host and the machine's boot time (pin_command refuses rankings
-    older than the boot).
+    older than the boot); a report passes the host and boot time its sweep recorded.
     """
     groups = samples.groups() if isinstance(samples, Samples) else samples
     now = datetime.datetime.now().astimezone()
@@ -40,9 +43,9 @@ def rank(samples, alpha=ALPHA, *, sources=(), measured_from=None, boot_time=None
         "kind": "timekit core ranking",
         "created": now.isoformat(timespec="seconds"),
         "created_epoch": now.timestamp(),
-        "boot_time": read_boot_time() if boot_time is None else int(boot_time),
+        "boot_time": read_boot_time() if boot_time is LIVE else boot_time and int(boot_time),
         "measured_from": measured_from,
-        "host": platform.node(),
+        "host": platform.node() if host is LIVE else host,
         "alpha": alpha,
         "test": f"Welch t (two-sided) on adjacent cores of the order by mean; Holm over the k-1 adjacent pairs; alpha {alpha}",
         "sources": [str(s) for s in sources],

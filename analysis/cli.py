@@ -24,28 +24,21 @@ import sys
 import textwrap
 from pathlib import Path
 
-from analysis import pipeline
-from analysis.core import results
 from analysis.core.errors import UserError
+from analysis.core.verdicts import DRIFT
 from analysis.core.lists import parse_int_list
 from analysis.core.paths import RESULTS
 from analysis.experiments import EXPERIMENTS
-from analysis.experiments.core_heterogeneity import analyse as cores
-from analysis.experiments.core_heterogeneity import pinning as cores_pinning
-from analysis.machine import environment, tuning
 from analysis.machine import packages as system
-from analysis.sweep import lint as lint_mod
-from analysis.sweep import runner
-from analysis.sweep.load import load_tables
-from analysis.sweep.model import Preset
+from analysis.machine import tuning
+from analysis.sweep.model import MANIFEST, Interrupted, Preset, SweepError
 from analysis.tools import ab as ab_mod
-from analysis.tools import calibration
-from analysis.tools import calibration_between, claims_calibration
-from analysis.tools import compare as compare_mod
-from analysis.tools import history as history_mod
 from analysis.tools import paired_output
 from analysis.tools.fleet import cli as fleet_cli
 
+# What each command needs beyond argument parsing (scipy, matplotlib, the pipeline) is imported in
+# the command's function: `timekit --help`, `lint`, `env` and `fleet submit|status` start in a
+# fraction of a second, and the fleet's per-node overhead is mostly start-up.
 EXIT_ERROR = 2
 
 
@@ -175,7 +168,7 @@ def build_parser():
     source.add_argument("--claims", action="store_true",
                         help="the report's findings instead: each claim simulated true, false and at its bound with "
                              "drift between invocations (--drift), wrong verdicts counted per claim and preset")
-    calibrate.add_argument("--drift", type=probability, default=claims_calibration.DRIFT,
+    calibrate.add_argument("--drift", type=probability, default=DRIFT,
                            help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
     calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
@@ -224,10 +217,10 @@ def _stamp():
 
 def _preset(experiment, args):
     if args.preset not in experiment.presets:
-        raise runner.SweepError(f"unknown preset '{args.preset}'; {experiment.name} has: {', '.join(experiment.presets)}")
+        raise SweepError(f"unknown preset '{args.preset}'; {experiment.name} has: {', '.join(experiment.presets)}")
     preset = experiment.presets[args.preset]
     if args.loads and not experiment.takes_loads:
-        raise runner.SweepError(f"--loads does not apply to {experiment.name}: its conditions are not background load levels")
+        raise SweepError(f"--loads does not apply to {experiment.name}: its conditions are not background load levels")
     return Preset(
         reps=args.reps or preset.reps,
         loads=args.loads or preset.loads,
@@ -237,13 +230,16 @@ def _preset(experiment, args):
 
 
 def _latest_sweep(experiment):
-    candidates = sorted(p.parent for p in (RESULTS / experiment.name).glob("*/" + runner.MANIFEST))
+    candidates = sorted(p.parent for p in (RESULTS / experiment.name).glob("*/" + MANIFEST))
     if not candidates:
-        raise runner.SweepError(f"no sweep of {experiment.name} to resume under results/{experiment.name}/; give --output")
+        raise SweepError(f"no sweep of {experiment.name} to resume under results/{experiment.name}/; give --output")
     return candidates[-1]
 
 
 def cmd_run(args):
+    from analysis import pipeline
+    from analysis.sweep import runner
+
     experiment = EXPERIMENTS[args.experiment]
     system.ensure_packages()
     if args.resume:
@@ -258,6 +254,8 @@ def cmd_run(args):
 
 
 def cmd_report(args):
+    from analysis import pipeline
+
     outdir = args.output or args.sweeps[0] / "report"
     paths = pipeline.tables_and_report(args.sweeps, outdir)
     print(f"report: {paths['html']}")
@@ -265,6 +263,9 @@ def cmd_report(args):
 
 
 def cmd_demo(args):
+    from analysis import pipeline
+    from analysis.sweep import runner
+
     outdir = args.output or RESULTS / f"demo-{_stamp()}"
     system.ensure_packages()
     sweeps = []
@@ -278,6 +279,11 @@ def cmd_demo(args):
 
 
 def cmd_compare(args):
+    from analysis import pipeline
+    from analysis.core import results
+    from analysis.sweep.load import load_tables
+    from analysis.tools import compare as compare_mod
+
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     wanted = {"status", "category", *columns} | paired_output.wanted_columns(args.columns)
     try:
@@ -295,6 +301,8 @@ def cmd_compare(args):
 
 
 def cmd_env(args):
+    from analysis.machine import environment
+
     if args.action == "tune":
         tuning.tune()
         return 0
@@ -307,13 +315,17 @@ def cmd_env(args):
 
 
 def cmd_history(args):
+    from analysis.tools import history as history_mod
+
     return history_mod.history_command(args.results, args.column, args.format, args.plot, sys.stdout,
                                        permutations=args.permutations, p_threshold=args.p_threshold, seed=args.seed)
 
 
 def cmd_calibrate(args):
+    from analysis.tools import calibration, calibration_between, claims_calibration
+
     if args.claims:
-        specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.calibration]
+        specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
         outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
         print(claims_calibration.render(outcomes, args.format))
         return 0
@@ -326,15 +338,26 @@ def cmd_calibrate(args):
 
 
 def cmd_cores(args):
+    from analysis.experiments.core_heterogeneity import pinning as cores_pinning
+    from analysis.experiments.core_heterogeneity.samples import CoresError
+
     if args.action == "rank":
         return cores_pinning.rank_command(args.results, args.output)
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
-        raise cores.CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
+        raise CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
     return cores_pinning.run_command(args.k, command, ranking_path=args.ranking, workload=args.workload)
 
 
+def _tables_and_report(paths, outdir):
+    from analysis import pipeline
+
+    return pipeline.tables_and_report(paths, outdir)
+
+
 def cmd_lint(args):
+    from analysis.sweep import lint as lint_mod
+
     problems = lint_mod.check(args.files)
     for problem in problems:
         print(problem, file=sys.stderr)
@@ -346,7 +369,7 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
             "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
-            "fleet": lambda args: fleet_cli.run(args, pipeline.tables_and_report)}
+            "fleet": lambda args: fleet_cli.run(args, _tables_and_report)}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 
@@ -359,7 +382,7 @@ def main(argv=None):
             raise
         print(f"timekit: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except (KeyboardInterrupt, runner.Interrupted):
+    except (KeyboardInterrupt, Interrupted):
         print("timekit: interrupted; finished runs are kept, continue with: timekit run EXPERIMENT --resume", file=sys.stderr)
         return 130
 

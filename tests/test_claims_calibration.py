@@ -13,7 +13,7 @@ pytestmark = pytest.mark.unit
 
 
 def test_every_declared_claim_holds_the_target_at_its_presets():
-    specs = [spec for e in EXPERIMENTS.values() for spec in e.calibration]
+    specs = [spec for e in EXPERIMENTS.values() for spec in e.claim_specs()]
     assert specs, "no experiment declares its claims for calibration"
     for o in cc.calibrate_claims(specs, tries=400):
         limit = 0.10 if o.preset == "quick" else 0.05
@@ -46,6 +46,6 @@ def test_the_command_prints_json_for_every_declared_claim():
                           cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
-    declared = {spec.claim for e in EXPERIMENTS.values() for spec in e.calibration}
+    declared = {spec.claim for e in EXPERIMENTS.values() for spec in e.claim_specs()}
     assert {r["claim"] for r in rows} == declared
     assert all(r["confirmed"] + r["refuted"] + r["inconclusive"] == r["tries"] for r in rows)

@@ -15,9 +15,11 @@ from analysis import cli, pipeline
 from analysis.experiments import EXPERIMENTS
 from analysis.experiments.core_heterogeneity.analyse import CoresError
 from analysis.experiments.core_heterogeneity.pinning import pin_command
+from analysis.sweep.model import Sweep
+from analysis.tools.fleet import cores as fleet_cores
 from analysis.tools.fleet import outliers, status, submit
 from analysis.tools.fleet import slurm as slurm_commands
-from analysis.tools.fleet.collect import Node, environment_differences
+from analysis.tools.fleet.collect import Node, NodeSweep, environment_differences
 from analysis.tools.fleet.manifest import Fleet, Job
 from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
 from tests import fleet_data, slurm
@@ -83,6 +85,11 @@ def test_time_limit_comes_from_earlier_sweeps_else_from_the_definitions_bound(tm
     cores = EXPERIMENTS["core-heterogeneity"]
     assert (submit.time_limit(cores, cores.presets["quick"], 64, [tmp_path])[0]
             > submit.time_limit(cores, cores.presets["quick"], 2, [tmp_path])[0])
+    # memory-bandwidth: one run definition per (CPU node, memory node) pair of the node, 16 on 4 sockets
+    stream = EXPERIMENTS["memory-bandwidth"]
+    one, how_one = submit.time_limit(stream, stream.presets["quick"], 2, [tmp_path], sockets=1)
+    four, how_four = submit.time_limit(stream, stream.presets["quick"], 2, [tmp_path], sockets=4)
+    assert how_one.startswith("3 runs x") and how_four.startswith("48 runs x") and four > one
 
 
 def _node(name, probes):
@@ -102,6 +109,21 @@ def test_environment_differences_name_the_odd_node_and_ignore_the_load_average()
     nodes.append(_node("n4", {**common, "frequency governor": "powersave"}))
     differences = environment_differences(nodes)
     assert differences == {"n1": [], "n2": [], "n3": [], "n4": [("frequency governor", "powersave", "performance")]}
+
+
+@pytest.mark.unit
+def test_a_node_without_usable_core_runs_is_left_out_of_the_fleet_ranking_with_the_reason(tmp_path):
+    nodes = []
+    for name in ("n1", "n2", "n3"):
+        directory = tmp_path / name
+        fleet_data.make_node_sweep("core-heterogeneity", directory, name, fleet_data.Machine())
+        nodes.append(Node(name, {"core-heterogeneity": NodeSweep("core-heterogeneity", directory, Sweep.load(directory),
+                                                                  {}, directory / "report.html")}))
+    for result in (tmp_path / "n2").glob("*.xml.bz2"):  # the sweep ran, its results are gone
+        result.unlink()
+    groups, skipped = fleet_cores.pairs(nodes)
+    assert [node for node, _ in skipped] == ["n2"] and str(tmp_path / "n2") in skipped[0][1], skipped
+    assert {node for by_pair in groups.values() for node, _ in by_pair} == {"n1", "n3"}
 
 
 @pytest.mark.unit

@@ -5,6 +5,8 @@ import ast
 import gzip
 import json
 import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from analysis import pipeline
 from analysis.core.report import write_report
 from analysis.experiments import EXPERIMENTS
 from analysis.experiments.core_heterogeneity import ranking
+from analysis.core.verdicts import ClaimSpec
 from analysis.machine import facts
 
 pytestmark = pytest.mark.unit
@@ -130,6 +133,19 @@ def _report_json(tmp_path):
     paths = sorted(p for p in RECORDED.iterdir() if p.is_dir())
     written = write_report(pipeline.build_report([p.relative_to(REPO) for p in paths]), tmp_path)
     return json.loads(written["json"].read_text())
+
+
+def test_the_command_line_starts_without_scipy_or_matplotlib():
+    """Parsing arguments, the registry and the light commands (lint, env, fleet submit|status)
+    need neither: imported at start-up they cost about 1.5 s per `timekit` process, which is most
+    of the fleet's overhead on a short sweep and of the CLI tests' time."""
+    probe = ("import sys; from analysis import cli; cli.build_parser().parse_args(['lint', 'x.xml']); "
+             "from analysis.tools.fleet import status, submit; "
+             "print(' '.join(sorted(m for m in ('scipy', 'matplotlib', 'analysis.pipeline') if m in sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []
+    specs = [s for e in EXPERIMENTS.values() for s in e.claim_specs()]  # what calibrate --claims imports when asked
+    assert len(specs) >= 20 and all(isinstance(s, ClaimSpec) for s in specs)
 
 
 def test_report_of_the_recorded_demo_is_unchanged(tmp_path, monkeypatch):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 ABOUT_FACTOR = 2.0  # "about X" = within a factor 2 of X
 FAR_FACTOR = 10.0  # "far more", "far cheaper", "tens of times" = at least a factor 10
+DRIFT = 0.02  # between-invocation CV of a mean on this VM (docs/calibration.md: 1-5 %), for calibrate --claims
 MAX_SUGGESTED = 10_000  # beyond this many reruns/runs the claim is said to be undecidable in practice
 
 

@@ -7,6 +7,8 @@ runs what they describe; it imports neither, so no layer reaches up.
 """
 
 import datetime
+import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -22,6 +24,10 @@ MANIFEST = "sweep.json"
 
 class SweepError(UserError):
     """A sweep cannot start or continue (one line for the user)."""
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived during a sweep; raised so that every cleanup handler runs."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,6 @@ class Experiment:
     one_table: bool = False  # one table-generator page per sweep (conditions side by side), not per step
     adapt: Callable = None  # () -> (this machine's run definitions, rewrite of the definition's XML text)
     conditions: str = "load levels"  # what --loads/--reruns vary, for help text
-    calibration: tuple = ()  # analysis.core.verdicts.ClaimSpec of its findings, for calibrate --claims
     # derived from the name unless given (tests point them elsewhere)
     benchmark: Path = None
     table: Path = None
@@ -104,6 +109,14 @@ class Experiment:
     @property
     def takes_loads(self):
         return self.planner is load_steps
+
+    def claim_specs(self):
+        """The analysis.core.verdicts.ClaimSpecs of its findings, for `calibrate --claims`: the
+        CALIBRATION of its folder's claims.py, imported only when asked (it needs scipy)."""
+        module = f"analysis.experiments.{self.name.replace('-', '_')}.claims"
+        if importlib.util.find_spec(module) is None:
+            return ()
+        return getattr(importlib.import_module(module), "CALIBRATION", ())
 
     def machine_rundefinitions(self):
         return self.adapt()[0] if self.adapt else self.rundefinitions

@@ -26,15 +26,11 @@ from analysis.machine import facts as machine_facts
 from analysis.sweep import lint
 from analysis.core.paths import PROGRAMS, REPO
 from analysis.core.tasks import write_repetitions
-from analysis.sweep.model import MANIFEST, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST: the runner's API)
+from analysis.sweep.model import MANIFEST, Interrupted, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST, Interrupted: the runner's API)
 
 BUSY_PROGRAM = PROGRAMS / "bin" / "busy"
 # a finished run in benchexec's console output: "HH:MM:SS   task   status   cpu   wall"
 RUN_LINE = re.compile(r"^\d\d:\d\d:\d\d\s+\S")
-
-
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived; raised so that every cleanup handler runs."""
 
 
 class BackgroundLoad:

@@ -34,7 +34,6 @@ from analysis.core.paths import RESULTS
 from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
-from analysis.tools import compare as compare_mod
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -156,6 +155,8 @@ def half_width(rows):
 
 
 def compare_sides(outdir, columns, alpha, threshold):
+    from analysis.tools import compare as compare_mod  # scipy: imported when comparing, not for --help
+
     wanted = {"status", "category", *columns}
     rows = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
                                columns, alpha=alpha, threshold=threshold)
@@ -240,6 +241,8 @@ def _latest():
 
 
 def run(args):
+    from analysis.tools import compare as compare_mod
+
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     if args.resume:
         outdir = args.output or _latest()

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from analysis.core.verdicts import Estimate
+from analysis.core.verdicts import DRIFT, Estimate
 
 TRIES = 1000
-DRIFT = 0.02  # between-invocation CV of a mean on this VM (docs/calibration.md: 1-5 %)
 WITHIN_CV = 0.01  # run-to-run CV inside one invocation
 SEED = 0
 BOOTSTRAP = 400  # resamples for the one-rerun (runs-level) interval

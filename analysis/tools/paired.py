@@ -35,10 +35,9 @@ import scipy.stats
 from analysis.core.errors import UserError
 from analysis.core import stats
 from analysis.tools import pairing
+from analysis.tools.pairing import DEFAULT_COLUMNS, MIN_CPUTIME  # noqa: F401 (paired.X for its users)
 
-DEFAULT_COLUMNS = ("cputime", "walltime", "memory")
 TIME_COLUMNS = ("cputime", "walltime")
-MIN_CPUTIME = 0.5          # s: tasks faster than this (geometric mean of both sides) are left out
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_MAX_N = 5000     # BCa's jackknife is O(n^2); beyond, the t interval of the mean log ratio
 SIZE_VERDICTS = {"slower": "larger", "faster": "smaller"}   # the verdict's words for a memory column

@@ -11,16 +11,16 @@ import sys
 from pathlib import Path
 
 from analysis.core.errors import UserError
-from analysis.tools import pairing, paired, paired_text
+from analysis.tools import pairing
 
 
 def add_arguments(parser):
     """The options `compare` has for its paired mode."""
     parser.add_argument("--paired", action="store_true",
                         help="pair runs task by task (the default when both sides are one run per task)")
-    parser.add_argument("--min-cputime", type=float, default=paired.MIN_CPUTIME, metavar="SECONDS",
+    parser.add_argument("--min-cputime", type=float, default=pairing.MIN_CPUTIME, metavar="SECONDS",
                         help="paired mode: tasks under this CPU time (geometric mean of both sides) are left out of the statistics "
-                             f"(default {paired.MIN_CPUTIME:g})")
+                             f"(default {pairing.MIN_CPUTIME:g})")
     parser.add_argument("--report", type=Path, metavar="DIR",
                         help="paired mode: write report.html (scatter and quantile plots) and the PNGs into DIR")
 
@@ -37,7 +37,7 @@ def applies(args, base_tables, new_tables) -> bool:
 def wanted_columns(columns=None):
     """Columns to load for the paired mode: the asked ones (default DEFAULT_COLUMNS; memory under
     either name), cputime for the min-time filter, score, status and category."""
-    wanted = {"status", "category", "score", "cputime", *(columns or paired.DEFAULT_COLUMNS)}
+    wanted = {"status", "category", "score", "cputime", *(columns or pairing.DEFAULT_COLUMNS)}
     if wanted & set(pairing.MEMORY_COLUMNS):
         wanted |= set(pairing.MEMORY_COLUMNS)
     return wanted
@@ -46,7 +46,9 @@ def wanted_columns(columns=None):
 def run(args, base, new):
     """`timekit compare` in paired mode on the loaded RunTables of both sides: print the
     comparison, write the report if asked; the exit code."""
-    columns = tuple(args.columns or paired.DEFAULT_COLUMNS)
+    from analysis.tools import paired, paired_text  # scipy: only when comparing, not for --help
+
+    columns = tuple(args.columns or pairing.DEFAULT_COLUMNS)
     result = paired.compare_paired(pairing.run_sets(base, columns), pairing.run_sets(new, columns), columns,
                                    alpha=args.alpha, threshold=args.threshold, min_cputime=args.min_cputime)
     if not result.comparisons:

@@ -28,6 +28,9 @@ from analysis.core import validity
 CORRECT, WRONG, TIMEOUT, OUT_OF_MEMORY, ERROR, FINISHED = range(6)
 OUTCOMES = ("correct", "wrong", "timeout", "out of memory", "error/unknown", "finished")
 MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
+# the paired compare's defaults, here (no scipy) so that `timekit compare --help` shows them cheaply
+DEFAULT_COLUMNS = ("cputime", "walltime", "memory")
+MIN_CPUTIME = 0.5          # s: tasks faster than this (geometric mean of both sides) are left out
 _REPETITION = re.compile(r"\.r\d+\.yml$")  # the kit's repetition tasks (analysis.core.tasks)
 _LIMIT = re.compile(r"^\s*([0-9.]+)\s*(s|min|h)?\s*$")
 _LIMIT_UNITS = {"s": 1.0, None: 1.0, "min": 60.0, "h": 3600.0}

@@ -1,7 +1,7 @@
 """core-heterogeneity (seed 002): cache-stress, CG and integer sort on one core at a time."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.core_heterogeneity import analyse, claims, samples
+from analysis.experiments.core_heterogeneity import samples
 from analysis.sweep.model import Experiment, Preset, SectionResult, Step
 
 
@@ -14,6 +14,9 @@ def plan(preset, cpus):
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.core_heterogeneity import analyse
+
     return SectionResult(*analyse.section(context.tables, context.machine, notes=context.sweep_notes()))
 
 
@@ -27,7 +30,6 @@ EXPERIMENT = Experiment(
     section=section,
     planner=plan,
     one_table=True,
-    calibration=claims.CALIBRATION,
     default_reps=10,
     conditions="rounds over all cores",
     presets={

@@ -1,7 +1,7 @@
 """discipline (seed 001): one CPU-bound task in the talk's run conditions, M reruns."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.discipline import analyse, claims, samples
+from analysis.experiments.discipline import samples
 from analysis.sweep.model import Experiment, Preset, SectionResult, Step, rotated
 
 
@@ -25,6 +25,9 @@ def plan(preset, cpus):
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.discipline import analyse
+
     return SectionResult(*analyse.section(context.tables, context.conditions, context.environment.get("probes", []),
                                           context.cpu_count()))
 
@@ -40,7 +43,6 @@ EXPERIMENT = Experiment(
     planner=plan,
     one_table=True,
     conditions="run conditions",
-    calibration=claims.CALIBRATION,
     presets={
         # M = 5 reruns (the talk's minimum) of 10 runs per condition: the report warns N < 30
         "quick": Preset(reps=10, loads=(), reruns=5),

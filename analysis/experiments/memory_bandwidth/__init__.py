@@ -1,7 +1,7 @@
 """memory-bandwidth (seed 004 B): STREAM per (CPU node, memory node) pair with numactl."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.memory_bandwidth import analyse, definition, pairs
+from analysis.experiments.memory_bandwidth import definition, pairs
 from analysis.machine import numa
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
@@ -15,6 +15,9 @@ def node_pairs(root="/"):
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.memory_bandwidth import analyse
+
     return SectionResult(*analyse.section(context.tables, context.machine))
 
 

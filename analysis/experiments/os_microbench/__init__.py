@@ -1,11 +1,14 @@
 """os-microbench (seed 003): eleven lmbench-style OS and memory costs, predicted vs measured."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.os_microbench import analyse, claims, samples
+from analysis.experiments.os_microbench import output
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.os_microbench import analyse
+
     return SectionResult(*analyse.section(context.tables, context.machine.caches))
 
 
@@ -15,10 +18,9 @@ EXPERIMENT = Experiment(
     order=4,
     inputs=tuple(sorted((PROGRAMS / "inputs" / "os-microbench").glob("*.txt"))),
     rundefinitions=("osbench",),
-    columns=samples.COLUMNS,
+    columns=output.COLUMNS,
     section=section,
     default_reps=1,
-    calibration=claims.CALIBRATION,
     presets={
         # each measurement repeats itself inside the program; one run each, ~15 s: intervals over the
         # samples of one run, which hold for that run only

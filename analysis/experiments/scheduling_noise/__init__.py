@@ -1,11 +1,14 @@
 """scheduling-noise (seed 004 A): a TSC activity tracer, the tick, context switches."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.scheduling_noise import analyse, periods
+from analysis.experiments.scheduling_noise import periods
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.scheduling_noise import analyse
+
     return SectionResult(*analyse.section(context.tables, context.machine))
 
 

@@ -2,11 +2,14 @@
 background processes."""
 
 from analysis.core.paths import PROGRAMS
-from analysis.experiments.time_apis import analyse, claims, samples
+from analysis.experiments.time_apis import samples
 from analysis.sweep.model import Experiment, Preset, SectionResult
 
 
 def section(context):
+    # analyse (scipy, matplotlib) is imported only when a report is built: the registry stays light
+    from analysis.experiments.time_apis import analyse
+
     collected = samples.collect(context.tables, context.conditions)
     sec, data = analyse.section(collected, context.cpu_count(), context.sweep_notes())
     return SectionResult(sec, data, collected.as_columns())
@@ -21,7 +24,6 @@ EXPERIMENT = Experiment(
     columns=samples.COLUMNS,
     section=section,
     requires={"bash": "bash", "fish": "fish", "gnu": "time"},
-    calibration=claims.CALIBRATION,
     presets={
         # loads 0..2 on 2 cores: one level below saturation, one at it; 30 runs per API and level
         # as M = 3 reruns of 10, so that intervals rest on invocations; ~2.5 minutes here

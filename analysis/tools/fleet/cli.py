@@ -2,12 +2,13 @@
 
 import argparse
 import datetime
+import importlib
 import textwrap
+import threading
 from pathlib import Path
 
 from analysis.core.paths import RESULTS
 from analysis.experiments import EXPERIMENTS
-from analysis.tools.fleet import report as fleet_report
 from analysis.tools.fleet import status as fleet_status
 from analysis.tools.fleet import submit as fleet_submit
 from analysis.tools.fleet.manifest import MANIFEST, FleetError
@@ -83,8 +84,14 @@ def run(args, node_report):
     if args.action == "status":
         return fleet_status.status_command(args.directory, wait=args.wait)
     if args.action == "report":
+        # the report's modules (scipy, matplotlib: ~1.5 s) load while the nodes still run, not after
+        loading = threading.Thread(target=importlib.import_module, args=("analysis.tools.fleet.report",), daemon=True)
+        loading.start()
         for directory in args.directories if args.wait else ():
             fleet_status.status_command(directory, wait=True)
+        loading.join()
+        from analysis.tools.fleet import report as fleet_report
+
         paths = fleet_report.fleet_report(args.directories, node_report, args.output, golden=args.golden)
         print(f"fleet report: {paths['html']}")
         return 0

@@ -24,17 +24,23 @@ EXPERIMENT = "core-heterogeneity"
 
 
 def pairs(nodes):
-    """{workload: {(node, core): run times in s}} of the counted runs of every node's sweep."""
-    found = {}
+    """({workload: {(node, core): run times in s}} of the counted runs of every node's sweep,
+    [(node, why)] of the nodes left out: a node without usable runs (every run left its core, say)
+    is named in the report, and does not stop the other nodes' ranking)."""
+    found, skipped = {}, []
     for node in nodes:
         entry = node.sweeps.get(EXPERIMENT)
         if entry is None:
             continue
-        samples, _ = cores.load([entry.directory / f for step in entry.sweep.steps for f in step.result_files])
+        try:
+            samples, _ = cores.load([entry.directory / f for step in entry.sweep.steps for f in step.result_files])
+        except cores.CoresError as e:
+            skipped.append((node.name, str(e)))
+            continue
         for workload, by_core in samples.groups().items():
             for core, values in by_core.items():
                 found.setdefault(workload, {})[(node.name, int(core))] = np.asarray(values, dtype=float)
-    return found
+    return found, skipped
 
 
 def fleet_ranking(groups):

@@ -45,9 +45,12 @@ def _overview(nodes, fleets, left_out, differences, outdir):
 
 
 def _cores_section(nodes, golden_k, outdir):
-    groups = cores.pairs(nodes)
+    groups, skipped = cores.pairs(nodes)
+    left_out = [f"{node}: left out of the core ranking: {why}" for node, why in skipped]
     if not groups:
-        return None, {}
+        if not skipped:
+            return None, {}
+        return Section(id="fleet-cores", title="Core heterogeneity across the fleet", warnings=left_out), {"skipped": skipped}
     ranking = cores.fleet_ranking(groups)
     workload = cores.pin_workload(ranking)
     k = golden_k or min(Counter(r["node"] for r in ranking[workload]["order"]).values())  # one node's worth
@@ -61,8 +64,9 @@ def _cores_section(nodes, golden_k, outdir):
         tables=cores.ranking_tables(ranking, k),
         figures=[Figure(f"{LABEL.get(workload, workload)} across the fleet",
                         to_png(fleet_plots.core_ranking(ranking[workload], LABEL.get(workload, workload), k)),
-                        "Mean run time with its 95 % CI per (node, CPU); the dashed line closes the golden sample.")])
-    return section, {"ranking": ranking, "golden": golden["golden"], "golden_file": str(path), "k": k}
+                        "Mean run time with its 95 % CI per (node, CPU); the dashed line closes the golden sample.")],
+        warnings=left_out)
+    return section, {"ranking": ranking, "golden": golden["golden"], "golden_file": str(path), "k": k, "skipped": skipped}
 
 
 def _measurement_section(nodes):

@@ -11,6 +11,7 @@ job that left the queue from the node's own sweep manifest instead.
 import os
 import shutil
 import subprocess
+from typing import NamedTuple
 
 from analysis.core.errors import UserError
 
@@ -18,6 +19,12 @@ PENDING = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", 
 RUNNING = {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"}
 # states a node must not be given work in (sinfo's short forms; a trailing * means not responding)
 UNUSABLE = ("down", "drain", "drng", "fail", "maint", "unk", "futr", "inval", "npc", "plnd", "boot", "pow")
+
+
+class Node(NamedTuple):
+    cpus: int
+    sockets: int  # the fleet's guess at its NUMA nodes, for memory-bandwidth's pairs
+    state: str  # sinfo's short form
 
 
 class SlurmError(UserError):
@@ -48,16 +55,16 @@ def expand_nodes(nodelist):
 
 
 def node_cpus(nodes=None, partition=None):
-    """{node: (CPUs, sinfo state)} of the given nodes or of a partition, in sinfo's order."""
-    argv = ["sinfo", "-h", "-N", "-o", "%N %c %t"]
+    """{node: Node(CPUs, sockets, sinfo state)} of the given nodes or of a partition, in sinfo's order."""
+    argv = ["sinfo", "-h", "-N", "-o", "%N %c %X %t"]
     if partition:
         argv += ["-p", partition]
     if nodes:
         argv += ["-n", ",".join(nodes)]
     found = {}
     for line in _run(argv).stdout.splitlines():
-        name, cpus, state = line.split()
-        found.setdefault(name, (int(cpus.rstrip("+")), state))
+        name, cpus, sockets, state = line.split()
+        found.setdefault(name, Node(int(cpus.rstrip("+")), int(sockets.rstrip("+")), state))
     missing = [n for n in nodes or () if n not in found]
     if missing:
         raise SlurmError(f"node {', '.join(missing)} is not in this cluster (sinfo knows {', '.join(found) or 'none'})")

@@ -36,10 +36,16 @@ def _seconds(text):
     return float(match.group(1)) * {"min": 60, "h": 3600}.get(match.group(2), 1)
 
 
-def _runs(experiment, preset, cpus):
-    """Runs of the whole sweep on a node with `cpus` CPUs (core-heterogeneity: one step per core)."""
+def _runs(experiment, preset, cpus, sockets):
+    """Runs of the whole sweep on a node with `cpus` CPUs (core-heterogeneity: one step per core)
+    and `sockets` sockets: an experiment that adapts its run definitions to the machine
+    (memory-bandwidth: one per pair of NUMA nodes) runs sockets^2 of them there, not the
+    committed definition's one."""
     steps = experiment.planner(preset, list(range(cpus)))
-    return len(steps) * experiment.runs_per_invocation(preset.reps, preset.tasksets, experiment.rundefinitions)
+    rundefinitions = experiment.rundefinitions
+    if experiment.adapt:
+        rundefinitions = range(max(len(rundefinitions), sockets ** 2))
+    return len(steps) * experiment.runs_per_invocation(preset.reps, preset.tasksets, rundefinitions)
 
 
 def _recorded_seconds_per_run(experiment, roots):
@@ -59,11 +65,11 @@ def _recorded_seconds_per_run(experiment, roots):
     return max(rates) if rates else None
 
 
-def time_limit(experiment, preset, cpus, roots=(RESULTS,)):
+def time_limit(experiment, preset, cpus, roots=(RESULTS,), sockets=1):
     """(minutes, how they were found) for one node's job: the preset's runs times the seconds per
     run of earlier sweeps of the experiment (x2 for slower nodes), else times the benchmark
     definition's hard time limit per run (an upper bound), plus a margin for set-up and report."""
-    runs = _runs(experiment, preset, cpus)
+    runs = _runs(experiment, preset, cpus, sockets)
     per_run = _recorded_seconds_per_run(experiment, [r for r in roots if Path(r).is_dir()])
     if per_run is not None:
         seconds, how = SLOWER_NODES * runs * per_run, f"{runs} runs x {per_run:.3g} s per run in earlier sweeps x {SLOWER_NODES:g}"
@@ -121,14 +127,15 @@ def submit(experiment, preset_name, directory, *, nodes=None, partition=None, co
         raise FleetError(f"{directory}: already holds a fleet; use --resume or another --output")
     found = slurm.node_cpus(nodes=nodes, partition=partition)
     if not nodes:
-        found = {n: v for n, v in found.items() if slurm.usable(v[1])}
+        found = {n: v for n, v in found.items() if slurm.usable(v.state)}
         if count:
             if count > len(found):
                 raise FleetError(f"partition '{partition}' has {len(found)} usable node(s), not {count}")
             found = dict(list(found.items())[:count])
         if not found:
             raise FleetError(f"partition '{partition}' has no usable node (all down, drained or failing)")
-    estimate, how = time_limit(experiment, experiment.presets[preset_name], max(c for c, _ in found.values()))
+    estimate, how = time_limit(experiment, experiment.presets[preset_name], max(n.cpus for n in found.values()),
+                               sockets=max(n.sockets for n in found.values()))
     fleet = Fleet(experiment=experiment.name, preset=preset_name, nodes=list(found), created=now(),
                   kit_commit=kit_commit(), kit_path=str(REPO), python=sys.executable,
                   time_limit_minutes=minutes or estimate, time_estimate="--time" if minutes else how,

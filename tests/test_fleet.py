@@ -152,6 +152,22 @@ def test_status_a_job_that_ran_but_left_no_marker_here_points_at_the_filesystem(
 
 
 @pytest.mark.unit
+def test_status_a_node_whose_report_is_written_is_finished_while_its_job_ends(tmp_path, monkeypatch):
+    """The node report is the job's last act: `fleet report --wait` need not wait for SLURM to
+    clear the job. A finished sweep without its report yet is still running."""
+    fleet = _fleet()
+    for node, job in (("n1", "7"), ("n2", "8")):
+        fleet.add_job(node, Job(id=job, submitted="now"))
+        fleet_data.make_node_sweep("os-microbench", tmp_path / node, node, fleet_data.Machine())
+    (tmp_path / "n1" / "report").mkdir()
+    (tmp_path / "n1" / "report" / "report.json").write_text("{}")
+    os.utime(tmp_path / "n1" / "sweep.json", (1, 1))
+    monkeypatch.setattr(status.slurm, "job_states", lambda ids: {"7": "COMPLETING", "8": "RUNNING"})
+    states = {s.node: s for s in status.node_states(fleet, tmp_path)}
+    assert (states["n1"].state, states["n2"].state) == ("finished", "running")
+
+
+@pytest.mark.unit
 def test_nodes_down_drained_or_not_responding_get_no_work():
     assert [s for s in ("idle", "mix", "alloc", "idle~", "down", "down*", "drain", "drng", "idle*", "fail", "maint")
             if slurm_commands.usable(s)] == ["idle", "mix", "alloc", "idle~"]

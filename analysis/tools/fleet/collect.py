@@ -13,8 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.sweep.model import MANIFEST as SWEEP_MANIFEST
-from analysis.tools.fleet.manifest import Fleet, FleetError, node_dir, node_sweep, sweep_finished
+from analysis.tools.fleet.manifest import Fleet, FleetError, node_dir, node_sweep, report_current, sweep_finished
 
 # probes that describe the moment of the measurement, not the machine
 MOMENTARY = ("load average",)
@@ -60,7 +59,7 @@ class Node:
 def _current_report(directory, node_report, out):
     """report.json of a node's sweep: the job's own if newer than the manifest, else made now."""
     report = directory / "report" / "report.json"
-    if not report.exists() or report.stat().st_mtime < (directory / SWEEP_MANIFEST).stat().st_mtime:
+    if not report_current(directory):
         print(f"  report of {directory} ...", file=out, flush=True)
         node_report([directory], directory / "report")
     try:

@@ -87,6 +87,17 @@ def slurm_dir(directory):
     return Path(directory) / "slurm"
 
 
+def report_current(sweep_directory):
+    """The node's report (report/report.json, written last of its files by the job's own `timekit
+    run`) is newer than its sweep manifest: the node's work is done, whatever SLURM says yet."""
+    report = Path(sweep_directory) / "report" / "report.json"
+    manifest = Path(sweep_directory) / SWEEP_MANIFEST
+    try:
+        return report.stat().st_mtime >= manifest.stat().st_mtime
+    except FileNotFoundError:
+        return False
+
+
 def node_sweep(directory, node):
     """The node's Sweep as its manifest says now, or None when it has none (yet)."""
     path = node_dir(directory, node)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.tools.fleet import slurm
-from analysis.tools.fleet.manifest import Fleet, node_sweep, slurm_dir, sweep_finished
+from analysis.tools.fleet.manifest import Fleet, node_dir, node_sweep, report_current, slurm_dir, sweep_finished
 
 POLL_SECONDS = 0.5  # squeue is cheap (~10 ms); a finished fleet is noticed within this
 
@@ -43,6 +43,8 @@ def node_states(fleet, directory):
         started = job is not None and (slurm_dir(directory) / f"{node}.{job.id}.started").exists()
         if state_of_job in slurm.PENDING:
             state, note = "pending", ""
+        elif state_of_job in slurm.RUNNING and sweep_finished(sweep) and report_current(node_dir(directory, node)):
+            state, note = "finished", "its job is ending"  # the report is the job's last act: no need to wait for SLURM
         elif state_of_job in slurm.RUNNING:
             state = "running"
             note = "" if started else "no start marker here yet: if none appears, the nodes do not share this directory"

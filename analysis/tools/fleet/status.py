@@ -16,7 +16,8 @@ from pathlib import Path
 from analysis.tools.fleet import slurm
 from analysis.tools.fleet.manifest import Fleet, node_dir, node_sweep, report_current, slurm_dir, sweep_finished
 
-POLL_SECONDS = 0.5  # squeue is cheap (~10 ms); a finished fleet is noticed within this
+POLL_SECONDS = 2.0  # squeue (~10 ms of CPU) at this pace while waiting: it may share the measured machine
+REPORT_POLL_SECONDS = 0.1  # a node report appearing (one stat per running node) is noticed within this
 
 
 @dataclass
@@ -82,9 +83,13 @@ def status_command(directory, wait=False, out=None, poll=POLL_SECONDS):
     fleet = Fleet.load(directory)
     states = node_states(fleet, directory)
     seen = {s.node: s.state for s in states}
+    checked = time.monotonic()
     while wait and any(s.state in ("pending", "running") for s in states):
-        time.sleep(poll)
-        states = node_states(fleet, directory)
+        time.sleep(min(poll, REPORT_POLL_SECONDS))
+        running = [s.node for s in states if s.state == "running"]
+        if time.monotonic() - checked < poll and not any(report_current(node_dir(directory, n)) for n in running):
+            continue
+        states, checked = node_states(fleet, directory), time.monotonic()
         for s in states:
             if seen[s.node] != s.state:
                 print(f"{s.node}: {s.state}" + (f" ({s.note})" if s.note else ""), file=out, flush=True)

@@ -190,6 +190,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "benchexec-results-corpus"
 sys.path.insert(0, str(REPO / "benchmarks"))
 import make_competition_result  # noqa: E402
+from tests import record_mongo_e_divisive as mongo_recording  # noqa: E402
 
 
 @pytest.mark.unit
@@ -238,37 +239,39 @@ def test_integration_files_geometric_means_match_the_raw_xml():
     assert [p.mean for p in series.points] == pytest.approx(expected, rel=1e-12)
 
 
-def _mongo():
-    try:
-        from signal_processing_algorithms.determinism import deterministic_numpy_random
-        from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
-    except ImportError:
-        pytest.skip("cross-check needs MongoDB's E-Divisive: pip install signal-processing-algorithms "
-                    "(not a dependency: it pins Python 3.11 and numpy < 2)")
-    return e_divisive, deterministic_numpy_random
-
-
 @pytest.mark.unit
 def test_cross_check_with_mongodb_e_divisive_on_the_same_series():
-    """Both implementations on the same 20 seeded series. One step (15 + 15 sets, +5 %, 1 % noise):
-    both place it at 15 alone in at least 16 of 20 (18 and 17 here). Up and back (10 sets at 1.0,
-    10 at 1.1, 10 at 1.0): ours finds both changes in all 20; MongoDB's, which compares a stretch
-    only with the whole rest of its segment, is borderline there and finds both in 28 of 80 (20
-    series x its permutation seeds 0-3: 3, 12, 9, 4): why ours stays."""
-    mongo, seeded = _mongo()
-    step_ours = step_mongo = updown_ours = updown_mongo = 0
-    for s in range(20):
-        r = np.random.default_rng(s)
-        step = np.r_[r.normal(1, 0.01, 15), r.normal(1.05, 0.01, 15)]
-        r = np.random.default_rng(s)
-        updown = np.r_[r.normal(1, 0.01, 10), r.normal(1.1, 0.01, 10), r.normal(1.0, 0.01, 10)]
-        with seeded(0):
-            step_mongo += sorted(mongo(step, pvalue=0.05, permutations=199)) == [15]
-        for permutation_seed in range(4):
-            with seeded(permutation_seed):
-                updown_mongo += {10, 20} <= set(mongo(updown, pvalue=0.05, permutations=199))
+    """Both implementations on the same 20 seeded series, MongoDB's as recorded by
+    tests/record_mongo_e_divisive.py (its package pins Python 3.11 and numpy < 2, so it is not a
+    dependency). One step (15 + 15 sets, +5 %, 1 % noise): both place it at 15 alone in at least
+    16 of 20 (18 and 17 here). Up and back (10 sets at 1.0, 10 at 1.1, 10 at 1.0): ours finds both
+    changes in all 20; MongoDB's, which compares a stretch only with the whole rest of its segment,
+    is borderline there and finds both in 28 of 80 (20 series x its permutation seeds 0-3: 3, 12,
+    9, 4): why ours stays."""
+    recorded = json.loads(mongo_recording.RECORDING.read_text())
+    assert (recorded["pvalue"], recorded["permutations"]) == (mongo_recording.PVALUE, mongo_recording.PERMUTATIONS)
+    for kind, total in recorded["series_sums"].items():
+        assert sum(mongo_recording.series(kind, s).sum() for s in mongo_recording.SERIES_SEEDS) == pytest.approx(total, rel=1e-12)
+    mongo = recorded["changepoints"]
+    step_ours = updown_ours = 0
+    for s in mongo_recording.SERIES_SEEDS:
+        step, updown = mongo_recording.series("step", s), mongo_recording.series("updown", s)
         step_ours += [x.position for x in history.e_divisive(step, permutations=199, seed=0)] == [15]
         updown_ours += {10, 20} <= {x.position for x in history.e_divisive(updown, permutations=199, seed=0)}
+    step_mongo = sum(found == [15] for (found,) in mongo["step"].values())
+    updown_mongo = sum({10, 20} <= set(found) for runs in mongo["updown"].values() for found in runs)
+    assert len(mongo["step"]) == len(mongo["updown"]) == 20 and all(len(runs) == 4 for runs in mongo["updown"].values())
     assert step_ours >= 16 and step_mongo >= 16
     assert updown_ours == 20
     assert updown_mongo <= 40
+
+
+@pytest.mark.unit
+def test_mongodb_e_divisive_recomputed_equals_its_recording():
+    """Where MongoDB's package is installed (see tests/record_mongo_e_divisive.py), its
+    changepoints computed now are the recorded ones."""
+    pytest.importorskip("signal_processing_algorithms", reason="MongoDB's E-Divisive is not installed (not a dependency: "
+                        "it pins Python 3.11 and numpy < 2); the recording stands in for it")
+    recorded = json.loads(mongo_recording.RECORDING.read_text())
+    live = mongo_recording.record()
+    assert live["changepoints"] == recorded["changepoints"]

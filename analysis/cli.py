@@ -237,17 +237,18 @@ def _latest_sweep(experiment):
 
 
 def cmd_run(args):
-    from analysis import pipeline
     from analysis.sweep import runner
 
     experiment = EXPERIMENTS[args.experiment]
-    system.ensure_packages()
+    preset = _preset(experiment, args)
     if args.resume:
         outdir = args.output or _latest_sweep(experiment)
     else:
         outdir = args.output or RESULTS / experiment.name / _stamp()
-    runner.run_sweep(experiment, args.preset, _preset(experiment, args), outdir,
-                             resume=args.resume, container=not args.no_container)
+    system.ensure_packages()
+    runner.run_sweep(experiment, args.preset, preset, outdir, resume=args.resume, container=not args.no_container)
+    from analysis import pipeline  # scipy, matplotlib: imported once the sweep is done
+
     paths = pipeline.tables_and_report([outdir], outdir / "report")
     print(f"report: {paths['html']}")
     return 0

@@ -6,7 +6,9 @@ passed in by the CLI); the fleet sections read only these reports, the sweeps' m
 their result files.
 """
 
+import concurrent.futures
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -56,12 +58,22 @@ class Node:
         return entry.report.get("data", {}).get(experiment, {}) if entry else {}
 
 
-def _current_report(directory, node_report, out):
-    """report.json of a node's sweep: the job's own if newer than the manifest, else made now."""
-    report = directory / "report" / "report.json"
-    if not report_current(directory):
+def _make_reports(directories, node_report, out):
+    """Make the node reports that are missing or older than their sweep, as many at once as there
+    are CPUs (each is minutes of figures at fleet scale, and independent of the others)."""
+    stale = [d for d in directories if not report_current(d)]
+    for directory in stale:
         print(f"  report of {directory} ...", file=out, flush=True)
-        node_report([directory], directory / "report")
+    if len(stale) > 1:
+        with concurrent.futures.ProcessPoolExecutor(min(len(stale), os.cpu_count() or 1)) as pool:
+            list(pool.map(node_report, [[d] for d in stale], [d / "report" for d in stale]))
+    elif stale:
+        node_report([stale[0]], stale[0] / "report")
+
+
+def _read_report(directory):
+    """report.json of a node's sweep, and the path of its page."""
+    report = directory / "report" / "report.json"
     try:
         return json.loads(report.read_text()), directory / "report" / "report.html"
     except (OSError, ValueError) as e:
@@ -69,9 +81,10 @@ def _current_report(directory, node_report, out):
 
 
 def collect(directories, node_report, out=sys.stderr):
-    """(nodes in name order, fleets as (directory, Fleet), [(node, experiment, why left out)])."""
+    """(nodes in name order, fleets as (directory, Fleet), [(node, experiment, why left out)]).
+    A node's report is the one its job wrote when current, else made now by node_report."""
     fleets = [(Path(d).resolve(), Fleet.load(d)) for d in directories]
-    nodes, left_out = {}, []
+    nodes, left_out, finished = {}, [], []
     for directory, fleet in fleets:
         for name in fleet.nodes:
             sweep = node_sweep(directory, name)
@@ -84,10 +97,13 @@ def collect(directories, node_report, out=sys.stderr):
             if fleet.experiment in node.sweeps:
                 raise FleetError(f"node {name} ran {fleet.experiment} in two of the fleets given "
                                  f"({node.sweeps[fleet.experiment].directory.parent} and {directory}); give one")
-            report, html = _current_report(node_dir(directory, name), node_report, out)
-            node.sweeps[fleet.experiment] = NodeSweep(fleet.experiment, node_dir(directory, name), sweep, report, html)
+            node.sweeps[fleet.experiment] = NodeSweep(fleet.experiment, node_dir(directory, name), sweep, {}, None)
+            finished.append(node.sweeps[fleet.experiment])
     if not nodes:
         raise FleetError(f"no node of {', '.join(map(str, directories))} has finished its sweep; see 'timekit fleet status'")
+    _make_reports([entry.directory for entry in finished], node_report, out)
+    for entry in finished:
+        entry.report, entry.report_html = _read_report(entry.directory)
     return [nodes[n] for n in sorted(nodes, key=_natural)], fleets, left_out
 
 

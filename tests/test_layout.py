@@ -148,27 +148,23 @@ def test_the_command_line_starts_without_scipy_or_matplotlib():
     assert len(specs) >= 20 and all(isinstance(s, ClaimSpec) for s in specs)
 
 
-def test_report_of_the_recorded_demo_is_unchanged(tmp_path, monkeypatch):
+def test_report_of_the_recorded_demo_is_unchanged_and_states_the_recorded_machine(tmp_path, monkeypatch):
     """report.before.json.gz is the report of the same result files before the change at hand.
     A change meant to alter the report (a new verdict policy, say) rewrites it with
-    `python -m tests.test_layout --regenerate` and says in its commit which findings changed."""
-    monkeypatch.chdir(REPO)
-    before = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))
-    after = _normalised(_report_json(tmp_path))
-    assert len(after["findings"]) == len(before["findings"]) == 42
-    assert after == before
-
-
-def test_report_states_the_recorded_machine_not_the_host_it_is_built_on(tmp_path, monkeypatch):
-    """Rebuilt on another host (faked: another name and boot, a machine without caches, tick or TSC
-    log), the report still states the measured machine's CONFIG_HZ, caches, host and boot time."""
+    `python -m tests.test_layout --regenerate` and says in its commit which findings changed.
+    It is rebuilt here on a faked other host (another name and boot, a machine without caches,
+    tick or TSC log): a report states the measured machine's facts, so nothing may change."""
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(platform, "node", lambda: "another-host")
     monkeypatch.setattr(ranking, "read_boot_time", lambda *a: 42)
     monkeypatch.setattr(facts, "record", lambda *a, **k: facts.Facts(hostname="another-host", config_hz=1000,
                                                                       config_hz_source="faked host"))
+    before = json.loads(gzip.decompress((RECORDED / "report.before.json.gz").read_bytes()))
+    after = _normalised(_report_json(tmp_path))
+    assert len(after["findings"]) == len(before["findings"]) == 42
+    assert after == before
     recorded = facts.Facts.from_dict(json.loads((RECORDED / "scheduling-noise" / "sweep.json").read_text())["machine"])
-    data = _report_json(tmp_path)["data"]
+    data = after["data"]
     assert data["scheduling-noise"]["config_hz"] == recorded.config_hz != 1000
     assert data["os-microbench"]["caches"] == {str(k): v for k, v in recorded.caches.items()} != {}
     assert "faked host" not in json.dumps(data)

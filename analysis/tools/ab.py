@@ -241,9 +241,6 @@ def _latest():
 
 
 def run(args):
-    from analysis.tools import compare as compare_mod
-
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     if args.resume:
         outdir = args.output or _latest()
         ab = ABRun.load(outdir)
@@ -256,6 +253,9 @@ def run(args):
         ab = start(args.base, args.new, outdir, args.reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
+    from analysis.tools import compare as compare_mod  # scipy: once the input is known to be good
+
+    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:
         rows = measure(ab, outdir, columns, args.alpha, args.threshold)
     except runner.Interrupted:

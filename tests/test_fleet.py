@@ -274,6 +274,7 @@ def cluster():
         pytest.skip(reason)
     root = SCRATCH / f"slurm-{os.getpid()}"
     with slurm.SimulatedCluster(root, nodes=2) as running:
+        daemons = dict(running.pids)
         previous = os.environ.get("SLURM_CONF")
         os.environ["SLURM_CONF"] = str(running.conf)
         try:
@@ -283,6 +284,8 @@ def cluster():
                 os.environ.pop("SLURM_CONF", None)
             else:
                 os.environ["SLURM_CONF"] = previous
+    # every daemon it started, and every job step daemon of its slurmds, is gone
+    assert not [name for name, pid in daemons.items() if slurm._alive(pid)] and not slurm._step_daemons(running.conf)
     shutil.rmtree(root, ignore_errors=True)
 
 

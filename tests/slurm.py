@@ -188,6 +188,8 @@ class SimulatedCluster:
             while _alive(pids[name]) and time.monotonic() < deadline:
                 time.sleep(0.1)
             _signal(pids[name], signal.SIGKILL)
+        for pid in _step_daemons(self.conf):  # a job's slurmstepd may outlive its slurmd
+            _signal(pid, signal.SIGKILL)
         self.pids = {}
         (self.root / "pids").unlink(missing_ok=True)
 
@@ -201,6 +203,20 @@ class SimulatedCluster:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def _step_daemons(conf):
+    """PIDs of the slurmstepd processes our slurmds started: those whose environment names our
+    slurm.conf (the slurmds pass it on), so another cluster's on this host are left alone."""
+    mark = f"SLURM_CONF={conf}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if proc.joinpath("comm").read_text().strip() == "slurmstepd" and mark in proc.joinpath("environ").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid):

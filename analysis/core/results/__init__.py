@@ -47,6 +47,7 @@ def load_result(path, columns=None) -> RunTable:
 
     columns: the titles of the columns to keep (status and category are always kept), for
     analyses that need a few of many; the others are skipped while reading. None keeps all.
+    The runs' `files` attribute is kept with None or when 'files' is among them, else ''.
     """
     return _load(path, columns, fast=True)
 

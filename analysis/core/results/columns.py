@@ -59,6 +59,9 @@ class Runs:
     def __init__(self, wanted, keep_text=True):
         self.wanted = wanted  # titles to keep, None for all
         self.keep_text = keep_text  # of numbers too (see Column)
+        # a run's `files` only when all is kept or 'files' is asked for: at a million runs they
+        # are 80 MB that only a reader of the tasks' source files needs
+        self.keep_files = wanted is None or "files" in wanted
         self.count = 0
         self.attributes = {name: Column(name, numeric=False) for name in RUN_ATTRIBUTES}
         self.columns: dict[str, Column] = {}  # in order of first appearance, as in the file
@@ -89,7 +92,7 @@ class Runs:
 
     def add(self, names, files, options, columns, count):
         """Add count runs: their attributes (None: all '') and the values of every column."""
-        for column, values in zip(self.attributes.values(), (names, files, options)):
+        for column, values in zip(self.attributes.values(), (names, files if self.keep_files else None, options)):
             column.add(values or ("",) * count)
         for title, column in self.columns.items():
             column.add(columns[title])

@@ -288,7 +288,9 @@ def cmd_compare(args):
     base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
     new = load_tables(args.new, wanted)[:2]
     if paired_output.applies(args, base[0], new[0]):
-        return paired_output.run(args, base[0], new[0])
+        sides = [base[0], new[0]]
+        del base, new  # run() frees each side's tables once it has its run sets
+        return paired_output.run(args, sides)
     rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
     if not rows:
         raise UserError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")

@@ -43,13 +43,16 @@ def wanted_columns(columns=None):
     return wanted
 
 
-def run(args, base, new):
-    """`timekit compare` in paired mode on the loaded RunTables of both sides: print the
-    comparison, write the report if asked; the exit code."""
+def run(args, sides):
+    """`timekit compare` in paired mode on the loaded RunTables of both sides, [base, new]: print
+    the comparison, write the report if asked; the exit code. The list is emptied: each side's
+    tables are freed once its run sets are made (a million runs: tens of MB each)."""
     from analysis.tools import paired, paired_text  # scipy: only when comparing, not for --help
 
     columns = tuple(args.columns or pairing.DEFAULT_COLUMNS)
-    result = paired.compare_paired(pairing.run_sets(base, columns), pairing.run_sets(new, columns), columns,
+    base = pairing.run_sets(sides.pop(0), columns)
+    new = pairing.run_sets(sides.pop(0), columns)
+    result = paired.compare_paired(base, new, columns,
                                    alpha=args.alpha, threshold=args.threshold, min_cputime=args.min_cputime)
     if not result.comparisons:
         raise UserError(f"{args.base} and {args.new}: no pair of run sets to compare ({'; '.join(result.skipped)})")

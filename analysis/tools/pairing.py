@@ -110,8 +110,9 @@ def one_run_per_task(tables) -> bool:
 
 def task_directories(names):
     """Each task's directory, below the directories all tasks share ('.' for tasks there)."""
-    parents = [n.rpartition("/")[0] for n in names]
-    distinct = sorted(set(parents))
+    one_copy = {}  # a million tasks share a few hundred directories: keep one string of each
+    parents = [one_copy.setdefault(parent, parent) for parent in (n.rpartition("/")[0] for n in names)]
+    distinct = sorted(one_copy)
     if len(distinct) <= 1:
         return np.array(["." for _ in parents], dtype=object)
     common = os.path.commonpath(distinct) if all(distinct) else ""

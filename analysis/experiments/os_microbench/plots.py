@@ -43,15 +43,22 @@ def _cache_lines(ax, caches, y=0.03):
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
 
 
+def _size_axes(fig, title, sizes):
+    """The figure's axes with its title, and the sizes as floats; 'no valid runs' on it without any."""
+    ax = fig.subplots()
+    ax.set_title(title)
+    sizes = np.asarray(sizes, dtype=float)
+    if not sizes.size:
+        plots.panel_message(ax, "no valid runs")
+    return ax, sizes
+
+
 def latency_curve(sizes, median, p10, p90, caches, plateaus=(), core_ghz=None, title="Memory latency vs working-set size"):
     """Dependent-load latency (ns, log scale) against working-set size (log2 bytes), p10-p90 band,
     the OS's cache sizes as dashed lines and the plateaus found in the data as flat segments."""
     with plots.styled_figure(8.6, 4.8) as fig:
-        ax = fig.subplots()
-        ax.set_title(title)
-        sizes = np.asarray(sizes, dtype=float)
-        if sizes.size == 0:
-            plots.panel_message(ax, "no valid runs")
+        ax, sizes = _size_axes(fig, title, sizes)
+        if not sizes.size:
             return fig
         median, p10, p90 = (np.asarray(a, dtype=float) for a in (median, p10, p90))
         ax.fill_between(sizes, p10, p90, color=_COLOURS[0], alpha=0.2, linewidth=0, label="p10–p90 of samples")
@@ -83,11 +90,8 @@ def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffe
     """Read and write bandwidth (GB/s) against buffer size (log2 bytes); ``read``/``write`` are
     (median, p10, p90) triples aligned with ``sizes``."""
     with plots.styled_figure(8.6, 4.6) as fig:
-        ax = fig.subplots()
-        ax.set_title(title)
-        sizes = np.asarray(sizes, dtype=float)
-        if sizes.size == 0:
-            plots.panel_message(ax, "no valid runs")
+        ax, sizes = _size_axes(fig, title, sizes)
+        if not sizes.size:
             return fig
         for (label, triple), colour in zip((("read (16-byte loads, summed)", read), ("write (16-byte stores)", write)), _COLOURS):
             med, lo, hi = (np.asarray(a, dtype=float) for a in triple)

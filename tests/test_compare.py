@@ -1,4 +1,4 @@
-"""`timekit compare` on real result sets: an A/A pair is '~', a 5 % slower input is 'slower'; on
+"""`timekit compare` on real result sets: an A/A pair is '~', a 10 % slower input is 'slower'; on
 directories of reruns the rerun is the unit, so drift between invocations is not a change."""
 
 import bz2
@@ -45,25 +45,26 @@ def compare(base, new, *extra):
 
 
 def measure_trio(scratch, attempt):
-    """base, the same tasks with a 5 % larger input, and an A/A repeat of base made *after* the
+    """base, the same tasks with a 10 % larger input (not 5 %: under the other tests' load on two
+    CPUs one measurement of 5 % came out as 1.7 %), and an A/A repeat of base made *after* the
     slower set: base and repeat bracket the slower measurement in time."""
     number = scratch / "in" / "x.txt"
     number.write_text("43434343\n")
     base = benchexec(scratch, f"base{attempt}")
-    number.write_text("45606060\n")  # 5 % more trial divisions, same task names
+    number.write_text("47777777\n")  # 10 % more trial divisions, same task names
     slower = benchexec(scratch, f"slower{attempt}")
     number.write_text("43434343\n")
     return base, benchexec(scratch, f"again{attempt}"), slower
 
 
 @pytest.mark.benchexec
-def test_aa_is_unchanged_and_a_five_percent_slower_input_is_slower(programs, scratch):
+def test_aa_is_unchanged_and_a_ten_percent_slower_input_is_slower(programs, scratch):
     (scratch / "in").mkdir()
     (scratch / "in" / "x.txt").write_text("43434343\n")
     write_repetitions([scratch / "in" / "x.txt"], 20, scratch / "tasks")
     (scratch / "def.xml").write_text(DEFINITION)
     # The A/A pair is the control and brackets the slower set: if the shared VM drifted by more than
-    # the 2 % threshold between base and repeat, it cannot resolve 5 % in between; measure again.
+    # the 2 % threshold between base and repeat, it cannot resolve 10 % in between; measure again.
     for attempt in range(3):
         base, again, slower = measure_trio(scratch, attempt)
         code, aa = compare(base, again)
@@ -76,10 +77,10 @@ def test_aa_is_unchanged_and_a_five_percent_slower_input_is_slower(programs, scr
     code, ab = compare(base, slower)
     [row] = ab["rows"]
     assert code == 1, str(row)  # the CI gate fails
-    assert row["verdict"] == "slower" and 1.03 < row["ratio"] < 1.08 and row["p_holm"] < 0.05, row
+    assert row["verdict"] == "slower" and 1.06 < row["ratio"] < 1.15 and row["p_holm"] < 0.05, row
     assert ab["regression"] is True
 
-    code, lenient = compare(base, slower, "--threshold", "0.2")  # a 5 % change is below a 20 % noise floor
+    code, lenient = compare(base, slower, "--threshold", "0.3")  # a 10 % change is below a 30 % noise floor
     assert code == 0 and lenient["rows"][0]["verdict"] == "~"
 
     code, failing = compare(base, with_failures(again, scratch / "failing", 3))

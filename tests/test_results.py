@@ -2,6 +2,7 @@
 SI units, every bad input is one line that starts with its path, and nothing else escapes."""
 
 import bz2
+import collections
 import dataclasses
 import gzip
 import math
@@ -109,6 +110,15 @@ def test_corpus_file_loads(name):
     assert table.text_columns["status"] is table.status
     assert not set(table.columns) & set(table.text_columns)
     assert table.systeminfo and all(info["os"] for info in table.systeminfo)
+
+
+def test_run_properties_are_kept_for_the_run_identity():
+    """BenchExec's run identity is task name plus properties: the reader keeps each run's."""
+    table = load_result(CORPUS / "integration-predicateAnalysis.2015-10-20_1355.results.xml.bz2", ["cputime"])
+    assert collections.Counter(table.properties.tolist()) == {"unreach-call": 403, "unreach-label": 81}
+    assert len({id(p) for p in table.properties}) == 2  # one str per distinct value, not one per run
+    legacy = load_result(CORPUS / "test.2015-03-03_1613.results.predicateAnalysis-legacy.xml")  # <sourcefile> runs
+    assert legacy.properties.tolist() == ["unreach-label"] * 3 + ["", "unreach-label"]
 
 
 def test_legacy_memory_in_bytes_and_sourcefile_elements():

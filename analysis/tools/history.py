@@ -191,11 +191,13 @@ def _per_task_points(sets, column):
     per task (competition style): per run definition, the tasks that finished normally with a valid,
     positive value in every set that has the run definition, and per set their geometric mean with
     a 95 % Student t interval on the log values (spread over tasks, not measurement error)."""
-    by_name = {}
+    by_name, common = {}, {}  # common: per run definition, the properties its first set has most
     for index, result_set in enumerate(sets):
         for run_set in pairing.run_sets(result_set.tables, [column]):
             usable = run_set.usable[column] & (run_set.values[column] > 0)
-            values = dict(zip(np.asarray(run_set.keys, dtype=object)[usable].tolist(), run_set.values[column][usable].tolist()))
+            common.setdefault(run_set.name, pairing.common_property(run_set.properties))
+            keys = np.asarray(pairing.identities(run_set, common[run_set.name]), dtype=object)
+            values = dict(zip(keys[usable].tolist(), run_set.values[column][usable].tolist()))
             by_name.setdefault(run_set.name, []).append((index, values, len(run_set)))
     points = {}
     for name, per_set in by_name.items():

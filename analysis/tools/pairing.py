@@ -17,6 +17,7 @@ correct/wrong categories.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import re
@@ -138,7 +139,7 @@ class RunSet:
     version: str
     names: np.ndarray      # task names
     statuses: np.ndarray   # BenchExec's status per run
-    keys: list             # run identity per run (name, properties), unique within the run set
+    properties: np.ndarray # BenchExec's properties per run ('' where the file has none)
     outcome: np.ndarray    # OUTCOMES codes
     finished: np.ndarray   # bool: finished normally (RunTable.valid)
     values: dict           # column -> float array (NaN where the column is absent)
@@ -156,12 +157,21 @@ class RunSet:
         return len(self.names)
 
 
-def _identity(table):
-    """Run identity per run as one string: the task name, plus NUL and its properties where the
-    RunTable keeps them."""
-    properties = getattr(table, "properties", None)
-    names = table.tasks.tolist()
-    return names if properties is None else [f"{n}\x00{p}" for n, p in zip(names, properties.tolist())]
+def common_property(properties):
+    """The properties most runs have ('' for none): identities() leaves them out."""
+    found = collections.Counter(properties.tolist()).most_common(1)
+    return found[0][0] if found else ""
+
+
+def identities(run_set, common):
+    """Run identity per run as one string, unique within the run set: the task name, plus NUL and
+    its properties where they are not `common` (shared by the run sets compared, so a million
+    tasks checked for one property need no million new strings)."""
+    return _unique(_identity_keys(run_set.names, run_set.properties, common))[0]
+
+
+def _identity_keys(names, properties, common):
+    return [n if p == common else f"{n}\x00{p}" for n, p in zip(names.tolist(), properties.tolist())]
 
 
 def _unique(keys):
@@ -180,7 +190,7 @@ def run_set(tables, columns) -> RunSet:
     """One RunSet of one or more tables of the same run definition and invocation (per-task-set
     files: their `block` attribute names the task set of their runs)."""
     first = tables[0]
-    parts = {key: [] for key in ("names", "statuses", "keys", "outcome", "finished", "blocks", "score")}
+    parts = {key: [] for key in ("names", "statuses", "properties", "outcome", "finished", "blocks", "score")}
     values = {c: [] for c in columns}
     reasons = {c: [] for c in columns}
     units, score_method = {}, ""
@@ -190,11 +200,11 @@ def run_set(tables, columns) -> RunSet:
         codes = outcomes(table, finished)
         parts["names"].append(table.tasks)
         parts["statuses"].append(table.status)
-        parts["keys"] += _identity(table)
+        parts["properties"].append(table.properties)
         parts["outcome"].append(codes)
         parts["finished"].append(finished)
-        parts["blocks"].append(np.full(len(table), table.attributes["block"], dtype=object) if by_block
-                               else task_directories(table.tasks.tolist()))
+        if by_block:
+            parts["blocks"].append(np.full(len(table), table.attributes["block"], dtype=object))
         score, score_method = scores(table, codes)
         parts["score"].append(score)
         for column in columns:
@@ -204,17 +214,15 @@ def run_set(tables, columns) -> RunSet:
                                   if title in table.columns else np.full(len(table), np.nan))
             reasons[column].append(check.reasons)
             units.setdefault(column, table.units.get(title, ""))
-    keys, duplicates = _unique(parts["keys"])
-    if by_block:  # the task directories of all files at once, when they are not per-task-set files
-        blocks = np.concatenate(parts["blocks"])
-    else:
-        blocks = task_directories(np.concatenate(parts["names"]).tolist())
+    names, properties = np.concatenate(parts["names"]), np.concatenate(parts["properties"])
+    # without per-task-set files: the task directories of all files at once
+    blocks = np.concatenate(parts["blocks"]) if by_block else task_directories(names.tolist())
     joined = {c: np.concatenate(v) for c, v in values.items()}
     return RunSet(
         name=first.rundefinition or first.name,
         label=", ".join(t.path.name for t in tables),
         date=first.date, version=first.version,
-        names=np.concatenate(parts["names"]), statuses=np.concatenate(parts["statuses"]), keys=keys,
+        names=names, statuses=np.concatenate(parts["statuses"]), properties=properties,
         outcome=np.concatenate(parts["outcome"]), finished=np.concatenate(parts["finished"]),
         values=joined, units=units,
         usable={c: np.isfinite(v) for c, v in joined.items()},
@@ -222,7 +230,8 @@ def run_set(tables, columns) -> RunSet:
         blocks=blocks, block_source="BenchExec's task sets (block)" if by_block else "task directory",
         time_limit=time_limit(first),
         score=None if any(s is None for s in parts["score"]) else np.concatenate(parts["score"]),
-        score_method=score_method, duplicates=duplicates,
+        score_method=score_method,
+        duplicates=_unique(_identity_keys(names, properties, common_property(properties)))[1],
     )
 
 
@@ -261,9 +270,11 @@ def _depth(key):
 
 def pair(base: RunSet, new: RunSet) -> Pairs:
     """Pair runs by run identity, then what is left by the longest unique path tail."""
-    index = {key: i for i, key in enumerate(new.keys)}
+    common = common_property(base.properties)
+    base_keys, new_keys = identities(base, common), identities(new, common)
+    index = {key: i for i, key in enumerate(new_keys)}
     base_index, new_index, rest_base = [], [], []
-    for i, key in enumerate(base.keys):
+    for i, key in enumerate(base_keys):
         j = index.pop(key, None)
         if j is None:
             rest_base.append(i)
@@ -273,13 +284,13 @@ def pair(base: RunSet, new: RunSet) -> Pairs:
     rest_new = sorted(index.values())
     by_tail = 0
     if rest_base and rest_new:
-        depth = max(max(_depth(base.keys[i]) for i in rest_base), max(_depth(new.keys[j]) for j in rest_new))
+        depth = max(max(_depth(base_keys[i]) for i in rest_base), max(_depth(new_keys[j]) for j in rest_new))
         for d in range(depth, 0, -1):
             tails_base, tails_new = {}, {}
             for i in rest_base:
-                tails_base.setdefault(_tail(base.keys[i], d), []).append(i)
+                tails_base.setdefault(_tail(base_keys[i], d), []).append(i)
             for j in rest_new:
-                tails_new.setdefault(_tail(new.keys[j], d), []).append(j)
+                tails_new.setdefault(_tail(new_keys[j], d), []).append(j)
             matched_base, matched_new = set(), set()
             for tail, found in tails_base.items():
                 other = tails_new.get(tail)

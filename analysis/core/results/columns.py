@@ -49,8 +49,8 @@ _np_strings = getattr(np, "strings", np.char)
 # Joins the values of a chunk into one string: XML text can hold every character but NUL.
 _SEPARATOR = "\x00"
 
-# The run attributes a RunTable keeps: tasks, files, run_options.
-RUN_ATTRIBUTES = ("name", "files", "options")
+# The run attributes a RunTable keeps: tasks, files, run_options, properties.
+RUN_ATTRIBUTES = ("name", "files", "options", "properties")
 
 
 class Runs:
@@ -71,7 +71,7 @@ class Runs:
         return self.wanted is None or title in self.wanted
 
     def add_rows(self, attributes, rows):
-        """Add runs given as (name, files, options) and {title: value} (None: no value)."""
+        """Add runs given as (name, files, options, properties) and {title: value} (None: no value)."""
         if not rows:
             return
         for row in rows:
@@ -90,9 +90,10 @@ class Runs:
                     if self.count:
                         column.add(("",) * self.count)
 
-    def add(self, names, files, options, columns, count):
+    def add(self, names, files, options, properties, columns, count):
         """Add count runs: their attributes (None: all '') and the values of every column."""
-        for column, values in zip(self.attributes.values(), (names, files if self.keep_files else None, options)):
+        kept = (names, files if self.keep_files else None, options, properties)
+        for column, values in zip(self.attributes.values(), kept):
             column.add(values or ("",) * count)
         for title, column in self.columns.items():
             column.add(columns[title])
@@ -210,7 +211,7 @@ def run_table(path, collector):
             if column.nonfinite:
                 nonfinite[title] = column.nonfinite
     text_columns = {title: column.strings() for title, column in runs.columns.items() if title not in columns}
-    tasks, files, run_options = (column.strings() for column in runs.attributes.values())
+    tasks, files, run_options, properties = (column.strings() for column in runs.attributes.values())
     benchmark = attributes.get("benchmarkname", "")
     return RunTable(
         path=pathlib.Path(path),
@@ -227,6 +228,7 @@ def run_table(path, collector):
         tasks=tasks,
         files=files,
         run_options=run_options,
+        properties=properties,
         status=text_columns.get("status", _strings([""] * runs.count)),
         category=text_columns.get("category", _strings([""] * runs.count)),
         columns=columns,

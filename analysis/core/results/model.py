@@ -58,6 +58,7 @@ class RunTable:
     tasks: np.ndarray = dataclasses.field(repr=False)
     files: np.ndarray = dataclasses.field(repr=False)
     run_options: np.ndarray = dataclasses.field(repr=False)
+    properties: np.ndarray = dataclasses.field(repr=False)  # BenchExec's run identity: task name + properties
     status: np.ndarray = dataclasses.field(repr=False)
     category: np.ndarray = dataclasses.field(repr=False)
     columns: dict[str, np.ndarray] = dataclasses.field(repr=False)

@@ -65,7 +65,7 @@ class Collector:
         self.attributes = {}
         self.runs = runs
         self.batch = []  # (attributes, row) of runs read but not yet in self.runs
-        self.run = None  # (name, files, options) of the <run> being read
+        self.run = None  # (name, files, options, properties) of the <run> being read
         self.row = None  # its columns, title -> value
         self.systeminfo = []
         self.host = None  # the <systeminfo> being read

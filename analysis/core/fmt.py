@@ -29,6 +29,13 @@ def pct(fraction, digits=2, missing=MISSING):
     return f"{fraction:.{digits}%}" if _finite(fraction) else missing
 
 
+def p_value(p):
+    """A p-value in 3 digits; one below the smallest float scipy can return is 0.0, shown as such."""
+    if p != p:
+        return MISSING
+    return "< 1e-300" if p == 0 else f"{p:.3g}"
+
+
 def value_range(values, scale=1.0, digits=4):
     """'lo – hi' of the finite values (one value when they agree), '–' when there are none."""
     values = [v * scale for v in values if _finite(v)]

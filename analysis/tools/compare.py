@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from analysis.core import stats, validity
+from analysis.core import fmt, stats, validity
 from analysis.core.tasks import input_of
 from analysis.tools import reruns
 
@@ -142,7 +142,7 @@ def _cells(r):
     return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
             f"{r.excluded_base}/{r.excluded_new}", f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
             f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
-            f"{r.p_holm:.3g}", f"{r.mannwhitney_p:.3g}", share, r.verdict]
+            fmt.p_value(r.p_holm), fmt.p_value(r.mannwhitney_p), share, r.verdict]
 
 
 def legend(rows, alpha, threshold):

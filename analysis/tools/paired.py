@@ -41,7 +41,7 @@ TIME_COLUMNS = ("cputime", "walltime")
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_MAX_N = 5000     # BCa's jackknife is O(n^2); beyond, the t interval of the mean log ratio
 SIZE_VERDICTS = {"slower": "larger", "faster": "smaller"}   # the verdict's words for a memory column
-NOT_FINISHED = "not finished normally on one or both sides"
+NOT_FINISHED = "not finished normally on a side"
 ZERO = "zero on one side (no ratio)"
 
 
@@ -218,8 +218,8 @@ def _column(base, new, pairs, column, keep_cpu, min_cputime, threshold, alpha):
 
 
 def under_label(min_cputime):
-    """The min-time filter's reason, as the output states it."""
-    return f"under {min_cputime:g} s CPU time (geometric mean of both sides)"
+    """The min-time filter's reason, as the output states it (the method says of which mean)."""
+    return f"under {min_cputime:g} s CPU time"
 
 
 def _reasons_of(run_set, column):

@@ -163,8 +163,11 @@ def section(result, section_id="paired", title=None, drawn=None):
         header, rows = paired_text.transition_rows(c)
         out.tables.append(Table(f"{c.name}: status of the paired tasks", header, rows,
                                 caption="Rows: outcome on the base side; columns: on the new side."))
-        out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER,
-                                paired_text.column_rows(c), caption=result.method()))
+        out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER[:-1],
+                                paired_text.column_rows(c, with_left_out=False),
+                                caption="Over the tasks both sides finished normally; the method is stated above."))
+        out.tables.append(Table(f"{c.name}: tasks left out of the ratios", paired_text.LEFT_OUT_HEADER,
+                                paired_text.left_out_rows(c)))
         for col in c.columns:
             if col.blocks:
                 out.tables.append(Table(f"{c.name}: {col.column} per task set ({c.block_source})",

@@ -16,7 +16,8 @@ def percent(ratio):
 def ci(stat):
     if stat.ci_low != stat.ci_low:
         return fmt.MISSING
-    return f"{100 * (stat.ci_low - 1):+.2f} … {100 * (stat.ci_high - 1):+.2f} %"
+    # no-break spaces: a browser would wrap the interval over three lines in a narrow table
+    return f"{100 * (stat.ci_low - 1):+.2f}\u00a0…\u00a0{100 * (stat.ci_high - 1):+.2f}\u00a0%"
 
 
 def _value(v, unit):
@@ -27,9 +28,13 @@ def _value(v, unit):
     return f"{v:.4g} {unit}".rstrip()
 
 
+def _shown(left_out):
+    """(reason, count): the min-time filter always, the other reasons only when they apply."""
+    return [(reason, n) for reason, n in left_out.items() if n or reason.startswith("under ")]
+
+
 def left_out_text(left_out):
-    """Reasons with their counts; the min-time filter always, the others only when they apply."""
-    return "; ".join(f"{n} {reason}" for reason, n in left_out.items() if n or reason.startswith("under "))
+    return "; ".join(f"{n} {reason}" for reason, n in _shown(left_out))
 
 
 STAT_HEADER = ["column", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxon p (Holm)", "faster", "slower",
@@ -38,15 +43,24 @@ BLOCK_HEADER = ["task set", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxo
 
 
 def stat_cells(stat, first):
-    p = fmt.MISSING if stat.p_holm != stat.p_holm else f"{stat.p_holm:.3g}"
+    p = fmt.p_value(stat.p_holm)
     return [first, str(stat.n), percent(stat.geomean), ci(stat), p, fmt.pct(stat.faster, 1),
             fmt.pct(stat.slower, 1), stat.verdict]
 
 
-def column_rows(comparison):
+def column_rows(comparison, with_left_out=True):
+    """Table rows per column; the report gives the left-out tasks a table of their own instead."""
     return [stat_cells(col.overall, col.column)
-            + [f"{_value(col.overall.median_base, col.unit)} → {_value(col.overall.median_new, col.unit)}",
-               left_out_text(col.left_out)] for col in comparison.columns]
+            + [f"{_value(col.overall.median_base, col.unit)} → {_value(col.overall.median_new, col.unit)}"]
+            + ([left_out_text(col.left_out)] if with_left_out else []) for col in comparison.columns]
+
+
+LEFT_OUT_HEADER = ["column", "tasks left out", "why"]
+
+
+def left_out_rows(comparison):
+    """(column, count, reason) per reason, as left_out_text chooses them."""
+    return [[col.column, str(n), reason] for col in comparison.columns for reason, n in _shown(col.left_out)]
 
 
 def transition_rows(comparison):

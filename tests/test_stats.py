@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.core import stats as S
-from analysis.core.stats import (ALL_TESTS, adjust, bias_against, holm, modality, pairwise_tests,
-                            ratio_of_means, summarize, timer_resolution, two_sample_tests)
+from analysis.core.modality import modality
+from analysis.core.stats import (ALL_TESTS, adjust, holm, pairwise_tests, ratio_of_means, summarize,
+                                 two_sample_tests)
+from analysis.core.timers import bias_against, timer_resolution
 
 # t quantile t_{0.975, 4} from a printed table (2.776), to 7 digits
 T_975_4 = 2.7764451

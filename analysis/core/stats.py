@@ -1,9 +1,10 @@
-"""Statistics for timing samples: summaries, distribution tests, ratios, timer resolution and bias.
+"""Statistics for timing samples: summaries, distribution tests between samples, ratios.
 
 Every test comes from scipy (``ttest_ind(equal_var=False)``, ``mannwhitneyu``, ``ks_2samp``,
 ``anderson_ksamp``, ``bootstrap``, ``gaussian_kde``); written here by hand is only what scipy lacks:
-the Holm-Bonferroni step-down correction, the timer-grid detection, the paired bias verdict, the
-mode count on a KDE and the large-sample (delta-method) interval for a ratio of means.
+the Holm-Bonferroni step-down correction and the large-sample (delta-method) interval for a ratio
+of means. A timer's resolution and bias are in analysis.core.timers, a sample's modes in
+analysis.core.modality.
 
 Every test result carries its test name, alpha, both sample sizes, raw and adjusted p and a note on
 how p was obtained, so a report can print it verbatim.
@@ -12,7 +13,7 @@ Costs are bounded so that 100,000-value samples take well under a second per com
 ``summarize`` is a handful of numpy reductions; the Anderson-Darling permutation test uses at most
 ``AD_RESAMPLES`` resamples on at most ``AD_MAX_POOLED`` values (a seeded random subsample beyond);
 ``ratio_of_means`` bootstraps (BCa) up to ``BOOTSTRAP_MAX_N`` values per sample and uses the delta
-method beyond; ``modality`` fits its KDE on at most ``KDE_MAX_N`` evenly spaced order statistics.
+method beyond.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ __all__ = [
     "Summary", "summarize",
     "TestResult", "holm", "adjust", "two_sample_tests", "pairwise_tests", "ALL_TESTS",
     "Ratio", "ratio_of_means",
-    "Resolution", "timer_resolution",
-    "Bias", "bias_against",
-    "Modality", "modality",
 ]
 
 WELCH = "Welch t"
@@ -47,17 +45,15 @@ AD_MAX_POOLED = 5000       # larger pooled samples are subsampled (seeded) for t
 AD_P_FLOOR, AD_P_CAP = 0.001, 0.25   # scipy's interpolation range for the asymptotic p
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_MAX_N = 5000     # BCa needs a jackknife (O(n^2)); beyond this the delta method is used
-KDE_MAX_N = 5000           # modality() fits the KDE on at most this many order statistics
-GRID_SHARE = 0.99          # timer_resolution(): share of values that must lie on the grid
 
 
-def _clean(x) -> np.ndarray:
+def finite_values(x) -> np.ndarray:
     """1-D float array of the finite values of x."""
     a = np.asarray(x, dtype=float).ravel()
     return a[np.isfinite(a)]
 
 
-def _f(v) -> float:
+def as_float(v) -> float:
     """Plain Python float (JSON-friendly), NaN for None."""
     return float("nan") if v is None else float(v)
 
@@ -87,7 +83,7 @@ class Summary:
 
 def summarize(x, confidence: float = 0.95) -> Summary:
     """Summary of the finite values of x; n=0 gives all NaN, n=1 gives NaN sd/cv/CI."""
-    a = _clean(x)
+    a = finite_values(x)
     n = int(a.size)
     nan = float("nan")
     if n == 0:
@@ -157,8 +153,8 @@ def adjust(results: Sequence[TestResult]) -> List[TestResult]:
 
 
 def _result(test, la, lb, na, nb, stat, p, alpha, note="") -> TestResult:
-    p = _f(p)
-    return TestResult(test, str(la), str(lb), int(na), int(nb), _f(stat), p, p, float(alpha),
+    p = as_float(p)
+    return TestResult(test, str(la), str(lb), int(na), int(nb), as_float(stat), p, p, float(alpha),
                       bool(p < alpha), note)
 
 
@@ -212,7 +208,7 @@ def two_sample_tests(a, b, label_a: str = "a", label_b: str = "b", alpha: float 
     `tests` selects among ALL_TESTS (Welch t, Mann-Whitney U, two-sample KS, k-sample
     Anderson-Darling), in that order.
     """
-    x, y = _clean(a), _clean(b)
+    x, y = finite_values(a), finite_values(b)
     na, nb = x.size, y.size
     wanted = list(tests)
     unknown = [t for t in wanted if t not in ALL_TESTS]
@@ -297,7 +293,7 @@ def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
     `max_n` values in either sample the bootstrap (its BCa jackknife is O(n^2)) is replaced by the
     delta-method normal interval, which is accurate at such sizes; `method` says which was used.
     """
-    x, y = _clean(a), _clean(b)
+    x, y = finite_values(a), finite_values(b)
     nan = float("nan")
     if x.size < 2 or y.size < 2:
         return Ratio(nan, nan, nan, confidence, "not computed: needs at least 2 values per sample")
@@ -337,229 +333,6 @@ def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
     ci = res.confidence_interval
     return Ratio(r, float(ci.low), float(ci.high), confidence,
                  f"bootstrap percentile, {n_resamples} resamples ({why})")
-
-
-# --------------------------------------------------------------------------------------------
-# Timer resolution and bias
-
-def _candidate_steps() -> np.ndarray:
-    return np.array([m * 10.0 ** e for e in range(-6, 1) for m in (1, 2, 5) if m * 10.0 ** e <= 1])
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The grid a timer's values lie on."""
-
-    step: float              # seconds; NaN when no candidate grid holds GRID_SHARE of the values
-    share_on_grid: float     # share of the non-zero values on that grid (on 1 us when step is NaN)
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def _on_grid(v: np.ndarray, step: float) -> np.ndarray:
-    """Which values lie on multiples of `step`, tolerant to the float noise of decimal text."""
-    tol = np.minimum(1e-9 * np.maximum(np.abs(v), 1.0), 1e-3 * step)
-    return np.abs(v - np.round(v / step) * step) <= tol
-
-
-def share_on_grid(values, step: float) -> float:
-    """Share of the finite non-zero values that lie on multiples of `step` (NaN without values)."""
-    v = _clean(values)
-    v = v[v != 0]
-    return float(np.mean(_on_grid(v, step))) if v.size else float("nan")
-
-
-def timer_resolution(values) -> Resolution:
-    """Largest step among 1e-6..1 s (1/2/5 per decade) on which >= 99 % of the non-zero values lie.
-
-    Zeros are left out (they lie on every grid). Values parsed from text such as '0.08' are fine.
-    """
-    v = _clean(values)
-    v = v[v != 0]
-    if v.size == 0:
-        return Resolution(float("nan"), float("nan"), "no non-zero values")
-    steps = _candidate_steps()
-    shares = np.array([np.mean(_on_grid(v, s)) for s in steps])
-    ok = np.flatnonzero(shares >= GRID_SHARE)
-    if ok.size == 0:
-        return Resolution(float("nan"), float(shares[0]),
-                          f"finer than 1e-06 s or no grid (n={v.size})")
-    i = ok[-1]
-    return Resolution(float(steps[i]), float(shares[i]), f"n={v.size} non-zero values")
-
-
-@dataclass(frozen=True)
-class Bias:
-    """Paired differences timer - reference over the same runs."""
-
-    n: int
-    mean_diff: float
-    median_diff: float
-    ci_low: float        # 95 % t interval of the mean difference
-    ci_high: float
-    share_below: float   # fraction of runs with timer < reference
-    share_above: float
-    summary: str
-    step: float = float("nan")   # timer resolution used for the verdict
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def bias_against(timer_values, reference_values, step: Optional[float] = None,
-                 confidence: float = 0.95) -> Bias:
-    """Compare a timer with the reference (cgroup) value of the same run, pairwise.
-
-    Pairs with a non-finite member are dropped. `step` is the timer's resolution; by default it is
-    detected with timer_resolution(). The verdict in `summary`, first rule that holds:
-    'identical to reference'; 'truncates (always below by < one step)' when >= 99 % of the
-    differences lie in [-step, 0] and >= 90 % are below; 'ceils (always above by < one step)'
-    mirrored; 'rounds (within half a step)' when >= 99 % lie in [-step/2, step/2]; otherwise
-    'below/above by <mean> s on average' when the CI of the mean difference excludes 0, else
-    'unbiased (CI of the mean difference contains 0)'.
-    """
-    t = np.asarray(timer_values, dtype=float).ravel()
-    r = np.asarray(reference_values, dtype=float).ravel()
-    if t.shape != r.shape:
-        raise ValueError(f"bias_against: {t.size} timer values but {r.size} reference values")
-    ok = np.isfinite(t) & np.isfinite(r)
-    t, r = t[ok], r[ok]
-    n = int(t.size)
-    nan = float("nan")
-    if step is None:
-        step = timer_resolution(t).step
-    step = _f(step)
-    if n == 0:
-        return Bias(0, nan, nan, nan, nan, nan, nan, "no paired values", step)
-    d = t - r
-    tol = 1e-9 * np.maximum(np.maximum(np.abs(t), np.abs(r)), 1e-3)
-    below = d < -tol
-    above = d > tol
-    s = summarize(d, confidence)
-    share_below, share_above = float(np.mean(below)), float(np.mean(above))
-
-    def share_within(lo, hi):
-        return float(np.mean((d >= lo - tol) & (d <= hi + tol)))
-
-    if not (below.any() or above.any()):
-        words = "identical to reference"
-    elif np.isfinite(step) and share_within(-step, 0) >= 0.99 and share_below >= 0.9:
-        words = "truncates (always below by < one step)"
-    elif np.isfinite(step) and share_within(0, step) >= 0.99 and share_above >= 0.9:
-        words = "ceils (always above by < one step)"
-    elif np.isfinite(step) and share_within(-step / 2, step / 2) >= 0.99:
-        words = "rounds (within half a step)"
-    elif np.isfinite(s.ci_low) and (s.ci_low > 0 or s.ci_high < 0):
-        side = "above" if s.mean > 0 else "below"
-        words = f"{side} by {abs(s.mean):.3g} s on average"
-    else:
-        words = "unbiased (CI of the mean difference contains 0)"
-    return Bias(n, s.mean, s.median, s.ci_low, s.ci_high, share_below, share_above, words, step)
-
-
-# --------------------------------------------------------------------------------------------
-# Modality
-
-@dataclass(frozen=True)
-class Modality:
-    """Number and places of the modes of a sample's density."""
-
-    modes: int
-    mode_locations: List[float]
-    method: str
-    bimodality_coefficient: float   # (g^2+1)/(k + 3(n-1)^2/((n-2)(n-3))); > 5/9 hints at bimodality
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def _bimodality_coefficient(a: np.ndarray) -> float:
-    n = a.size
-    if n < 4 or np.ptp(a) == 0:
-        return float("nan")
-    g = scipy.stats.skew(a, bias=False)
-    k = scipy.stats.kurtosis(a, bias=False)  # excess kurtosis
-    return float((g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
-
-
-def modality(x, min_prominence: float = 0.05, max_valley: float = 0.8, min_mass: float = 0.05,
-             min_count: int = 8, grid_points: int = 1024) -> Modality:
-    """Count the modes of the finite values of x on a Gaussian KDE.
-
-    Density: scipy.stats.gaussian_kde with Silverman's rule of thumb
-    h = 0.9 min(sd, IQR/1.34) n^(-1/5) (narrower than scipy's 'silverman', 1.06 sd n^(-1/5), and
-    not widened by outliers), but never narrower than the values' grid (timer_resolution), so a
-    coarse timer's lattice is not mistaken for modes. Samples larger than KDE_MAX_N are
-    represented by KDE_MAX_N evenly spaced order statistics (deterministic).
-
-    Rule, on `grid_points` points spanning the data +- 3 h:
-    1. candidates are the local maxima of the density at least `min_prominence` x the highest;
-    2. two neighbouring maxima count as one (the lower is dropped) unless the lowest density
-       between them is <= `max_valley` x the lower maximum (a real dip);
-    3. a mode whose share of the density between its bounding valleys is below
-       max(`min_mass`, `min_count`/n) is dropped (tail wiggles, a handful of outliers);
-    2 and 3 are repeated until nothing changes. n < 10 gives one mode at the median, with a note.
-    Checked on seeded samples: normal, gamma, lognormal -> 1 mode from n=100 (rarely 2 at n=100);
-    two or three unit normals 5-6 sd apart -> 2 / 3 modes from 100 values per mode.
-    """
-    a = _clean(x)
-    n = int(a.size)
-    bc = _bimodality_coefficient(a)
-    if n == 0:
-        return Modality(0, [], "no finite values", bc, "n=0")
-    if n < 10:
-        return Modality(1, [float(np.median(a))], "median (too few values for a density)", bc,
-                        f"n={n} < 10: assumed unimodal")
-    if np.ptp(a) == 0:
-        return Modality(1, [float(a[0])], "all values identical", bc)
-    note = ""
-    fit = np.sort(a)
-    if n > KDE_MAX_N:
-        fit = fit[np.linspace(0, n - 1, KDE_MAX_N).round().astype(int)]
-        note = f"KDE fitted on {KDE_MAX_N} evenly spaced order statistics of n={n}"
-    m = fit.size
-    sd = float(np.std(fit, ddof=1))
-    iqr = float(np.subtract(*np.percentile(fit, [75, 25])))
-    spread = min(sd, iqr / 1.34) if iqr > 0 else sd
-    h = 0.9 * spread * m ** -0.2
-    how = "Silverman's rule of thumb 0.9 min(sd, IQR/1.34) n^-1/5"
-    grid_step = timer_resolution(a).step
-    if np.isfinite(grid_step) and h < grid_step:
-        h = grid_step
-        how = f"raised to the values' grid step {grid_step:g}"
-    kde = scipy.stats.gaussian_kde(fit, bw_method=h / sd)
-    xs = np.linspace(fit[0] - 3 * h, fit[-1] + 3 * h, grid_points)
-    dens = kde(xs)
-    cdf = np.cumsum(dens)
-    cdf /= cdf[-1]
-    inner = dens[1:-1]
-    peaks = np.flatnonzero((inner > dens[:-2]) & (inner >= dens[2:])) + 1
-    peaks = [int(p) for p in peaks if dens[p] >= min_prominence * dens.max()]
-    least = max(min_mass, min_count / n)
-    changed = True
-    while changed and len(peaks) > 1:
-        changed = False
-        valleys = [p + int(np.argmin(dens[p:q + 1])) for p, q in zip(peaks, peaks[1:])]
-        for j, v in enumerate(valleys):
-            p, q = peaks[j], peaks[j + 1]
-            if dens[v] > max_valley * min(dens[p], dens[q]):
-                peaks.pop(j + 1 if dens[p] >= dens[q] else j)
-                changed = True
-                break
-        if changed:
-            continue
-        bounds = [0] + valleys + [grid_points - 1]
-        mass = np.diff(cdf[bounds])
-        j = int(np.argmin(mass))
-        if mass[j] < least:
-            peaks.pop(j)
-            changed = True
-    method = (f"gaussian_kde, h={h:.3g} ({how}); maxima >= {min_prominence:g} of the highest, "
-              f"valley <= {max_valley:g} of the lower maximum, mass >= {least:.3g}")
-    return Modality(len(peaks), [float(xs[p]) for p in peaks], method, bc, note)
 
 
 def verdict(significant, ratio, threshold):

@@ -12,7 +12,7 @@ its findings as a list (empty where the data cannot judge it) and adds what it j
 
 import numpy as np
 
-from analysis.core import fmt, replication, stats, verdicts
+from analysis.core import fmt, replication, timers, verdicts
 from analysis.core.report import Finding
 from analysis.core.verdicts import ClaimSpec, Estimate, Verdict, family
 from analysis.experiments.time_apis import modes
@@ -126,7 +126,7 @@ def self_clock_close(samples, label, judged):
         return []
     v = verdicts.no_effect(est, CLOSE)
     judged.append((f"{label}: clock() / cgroup CPU time", "clock() is close", v))
-    diff = stats.bias_against(runexec.self_clock, runexec.cgroup_cpu)
+    diff = timers.bias_against(runexec.self_clock, runexec.cgroup_cpu)
     return [Finding(
         claim=f"{label}: the program's own clock() time is close to the observed CPU time (thesis, Fig. 3.5)",
         verdict=v.verdict,
@@ -174,7 +174,7 @@ def timer_steps(samples, apis, label, data):
         group = samples.select((samples.api == q["api"]) & samples.valid)
         values = np.concatenate([group.timer_user, group.timer_real])
         values = values[np.isfinite(values) & (values != 0)]
-        share, low, high = replication.share(round(stats.share_on_grid(values, step) * values.size), values.size)
+        share, low, high = replication.share(round(timers.share_on_grid(values, step) * values.size), values.size)
         on_grid = verdicts.at_least(Estimate(share, low, high, unit="runs", n=int(values.size), scale="ratio",
                                              m=data.get("reruns", 1),
                                              method=f"share of the user and real times on the {step * 1e3:g} ms grid, "

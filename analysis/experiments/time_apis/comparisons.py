@@ -11,7 +11,7 @@ from dataclasses import asdict
 import numpy as np
 
 from analysis.core import replication
-from analysis.core import stats
+from analysis.core import stats, timers
 from analysis.core.report import Table
 from analysis.experiments.time_apis.samples import api_label
 
@@ -52,7 +52,7 @@ def load_ratio(samples, quantity, api, base_load, load, confidence=0.95):
     base, other = mask & (samples.load == base_load), mask & (samples.load == load)
     est = ratio(samples, quantity, base, other, confidence, f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
     values = getattr(samples, quantity)[mask & samples.valid]
-    step = stats.timer_resolution(values).step
+    step = timers.timer_resolution(values).step
     if est is None or not np.isfinite(step):
         return est
     return dataclasses.replace(est, grid=2 * step / float(np.mean(getattr(samples, quantity)[base & samples.valid])))

@@ -1,5 +1,5 @@
 """
-What the mode rule (analysis.core.stats.modality) can see at a given number of runs.
+What the mode rule (analysis.core.modality) can see at a given number of runs.
 
 The thesis saw bi- and tri-modal CPU-time histograms of 1000 runs. The mode rule keeps a mode
 only if it holds at least max(5 %, 8/n) of the runs, so at n = 30 a second mode of 20 % of the
@@ -11,7 +11,7 @@ of SECOND_MODE in at least 90 % of samples, recorded here and checked by a test.
 
 import numpy as np
 
-from analysis.core import stats
+from analysis.core import modality
 
 SECOND_MODE = 0.20  # the claim is judged for a second mode holding 20 % of the runs
 SEPARATION = 6.0  # sd of each mode between the two modes (well apart, as in the thesis's histograms)
@@ -32,5 +32,5 @@ def detection_rate(n, share=SECOND_MODE, separation=SEPARATION, tries=100, seed=
     for _ in range(tries):
         k = rng.binomial(n, share)
         x = 0.09 + 0.001 * np.concatenate([rng.normal(0, 1, n - k), rng.normal(separation, 1, k)])
-        found += stats.modality(x).modes >= 2
+        found += modality.modality(x).modes >= 2
     return found / tries

@@ -7,7 +7,7 @@ bias against BenchExec's cgroup values of the same runs.
 import numpy as np
 
 from analysis.core import fmt
-from analysis.core import stats
+from analysis.core import modality, stats, timers
 from analysis.core.report import Table
 from analysis.experiments.time_apis.samples import api_label
 
@@ -44,9 +44,9 @@ def timer_quality(samples, apis):
         group = samples.select((samples.api == api) & samples.valid)
         if len(group.api) == 0:
             continue
-        resolution = stats.timer_resolution(np.concatenate([group.timer_user, group.timer_real]))
-        cpu_bias = stats.bias_against(group.timer_user + group.timer_sys, group.cgroup_cpu, step=resolution.step)
-        wall_bias = stats.bias_against(group.timer_real, group.cgroup_wall, step=resolution.step)
+        resolution = timers.timer_resolution(np.concatenate([group.timer_user, group.timer_real]))
+        cpu_bias = timers.bias_against(group.timer_user + group.timer_sys, group.cgroup_cpu, step=resolution.step)
+        wall_bias = timers.bias_against(group.timer_real, group.cgroup_wall, step=resolution.step)
         rows.append([api_label(api), fmt.ms(resolution.step), 100 * resolution.share_on_grid, cpu_bias.n,
                      fmt.ms(cpu_bias.mean_diff), f"{fmt.ms(cpu_bias.ci_low):.3f} – {fmt.ms(cpu_bias.ci_high):.3f}",
                      cpu_bias.summary, fmt.ms(wall_bias.mean_diff), wall_bias.summary])
@@ -71,7 +71,7 @@ def modality_table(samples, apis, loads):
             values = samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.valid]
             if len(values) == 0:
                 continue
-            m = stats.modality(values)
+            m = modality.modality(values)
             rows.append([api_label(api), load, len(values), m.modes,
                          ", ".join(f"{fmt.ms(x):.2f}" for x in m.mode_locations), m.bimodality_coefficient])
             data.append({"api": api, "load": int(load), "n": int(len(values)), **m.as_dict()})

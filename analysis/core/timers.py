@@ -1,0 +1,135 @@
+"""What a timer's own values say about it: the grid they lie on (its resolution) and how far
+they sit from a reference clock measuring the same runs (its bias).
+
+Used by the time-APIs experiment; apart from analysis.core.stats because these are properties of a
+timer, not tests between samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from analysis.core.stats import as_float, finite_values, summarize
+
+GRID_SHARE = 0.99          # timer_resolution(): share of values that must lie on the grid
+
+
+def _candidate_steps() -> np.ndarray:
+    return np.array([m * 10.0 ** e for e in range(-6, 1) for m in (1, 2, 5) if m * 10.0 ** e <= 1])
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The grid a timer's values lie on."""
+
+    step: float              # seconds; NaN when no candidate grid holds GRID_SHARE of the values
+    share_on_grid: float     # share of the non-zero values on that grid (on 1 us when step is NaN)
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _on_grid(v: np.ndarray, step: float) -> np.ndarray:
+    """Which values lie on multiples of `step`, tolerant to the float noise of decimal text."""
+    tol = np.minimum(1e-9 * np.maximum(np.abs(v), 1.0), 1e-3 * step)
+    return np.abs(v - np.round(v / step) * step) <= tol
+
+
+def share_on_grid(values, step: float) -> float:
+    """Share of the finite non-zero values that lie on multiples of `step` (NaN without values)."""
+    v = finite_values(values)
+    v = v[v != 0]
+    return float(np.mean(_on_grid(v, step))) if v.size else float("nan")
+
+
+def timer_resolution(values) -> Resolution:
+    """Largest step among 1e-6..1 s (1/2/5 per decade) on which >= 99 % of the non-zero values lie.
+
+    Zeros are left out (they lie on every grid). Values parsed from text such as '0.08' are fine.
+    """
+    v = finite_values(values)
+    v = v[v != 0]
+    if v.size == 0:
+        return Resolution(float("nan"), float("nan"), "no non-zero values")
+    steps = _candidate_steps()
+    shares = np.array([np.mean(_on_grid(v, s)) for s in steps])
+    ok = np.flatnonzero(shares >= GRID_SHARE)
+    if ok.size == 0:
+        return Resolution(float("nan"), float(shares[0]),
+                          f"finer than 1e-06 s or no grid (n={v.size})")
+    i = ok[-1]
+    return Resolution(float(steps[i]), float(shares[i]), f"n={v.size} non-zero values")
+
+
+@dataclass(frozen=True)
+class Bias:
+    """Paired differences timer - reference over the same runs."""
+
+    n: int
+    mean_diff: float
+    median_diff: float
+    ci_low: float        # 95 % t interval of the mean difference
+    ci_high: float
+    share_below: float   # fraction of runs with timer < reference
+    share_above: float
+    summary: str
+    step: float = float("nan")   # timer resolution used for the verdict
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def bias_against(timer_values, reference_values, step: Optional[float] = None,
+                 confidence: float = 0.95) -> Bias:
+    """Compare a timer with the reference (cgroup) value of the same run, pairwise.
+
+    Pairs with a non-finite member are dropped. `step` is the timer's resolution; by default it is
+    detected with timer_resolution(). The verdict in `summary`, first rule that holds:
+    'identical to reference'; 'truncates (always below by < one step)' when >= 99 % of the
+    differences lie in [-step, 0] and >= 90 % are below; 'ceils (always above by < one step)'
+    mirrored; 'rounds (within half a step)' when >= 99 % lie in [-step/2, step/2]; otherwise
+    'below/above by <mean> s on average' when the CI of the mean difference excludes 0, else
+    'unbiased (CI of the mean difference contains 0)'.
+    """
+    t = np.asarray(timer_values, dtype=float).ravel()
+    r = np.asarray(reference_values, dtype=float).ravel()
+    if t.shape != r.shape:
+        raise ValueError(f"bias_against: {t.size} timer values but {r.size} reference values")
+    ok = np.isfinite(t) & np.isfinite(r)
+    t, r = t[ok], r[ok]
+    n = int(t.size)
+    nan = float("nan")
+    if step is None:
+        step = timer_resolution(t).step
+    step = as_float(step)
+    if n == 0:
+        return Bias(0, nan, nan, nan, nan, nan, nan, "no paired values", step)
+    d = t - r
+    tol = 1e-9 * np.maximum(np.maximum(np.abs(t), np.abs(r)), 1e-3)
+    below = d < -tol
+    above = d > tol
+    s = summarize(d, confidence)
+    share_below, share_above = float(np.mean(below)), float(np.mean(above))
+
+    def share_within(lo, hi):
+        return float(np.mean((d >= lo - tol) & (d <= hi + tol)))
+
+    if not (below.any() or above.any()):
+        words = "identical to reference"
+    elif np.isfinite(step) and share_within(-step, 0) >= 0.99 and share_below >= 0.9:
+        words = "truncates (always below by < one step)"
+    elif np.isfinite(step) and share_within(0, step) >= 0.99 and share_above >= 0.9:
+        words = "ceils (always above by < one step)"
+    elif np.isfinite(step) and share_within(-step / 2, step / 2) >= 0.99:
+        words = "rounds (within half a step)"
+    elif np.isfinite(s.ci_low) and (s.ci_low > 0 or s.ci_high < 0):
+        side = "above" if s.mean > 0 else "below"
+        words = f"{side} by {abs(s.mean):.3g} s on average"
+    else:
+        words = "unbiased (CI of the mean difference contains 0)"
+    return Bias(n, s.mean, s.median, s.ci_low, s.ci_high, share_below, share_above, words, step)

@@ -86,6 +86,28 @@ def build_parser():
     demo = commands.add_parser("demo", help="set up, run the quick presets, write tables and one report")
     demo.add_argument("--output", type=Path, help="directory for results and report (default: results/demo-DATE)")
 
+    _add_run(commands)
+    report = commands.add_parser("report", help="write the analysis report of finished sweeps")
+    report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
+    report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
+    _add_compare(commands)
+    ab_mod.add_parser(commands, positive_int, probability)
+    _add_history(commands)
+    _add_calibrate(commands)
+    _add_cores(commands)
+    lint = commands.add_parser(
+        "lint", help="check benchmark definitions, table configs and task files before running them",
+        description="BenchExec silently ignores a misspelled element and reads task files only when it runs them. "
+        "lint checks .xml files against BenchExec's DTDs and .yml task files (format 2.0: fields, input files). "
+        "One line per problem, FILE:LINE where known; exit 2 if any.")
+    lint.add_argument("files", nargs="+", type=Path, help="benchmark-defs/*.xml, table-configs/*.xml, task .yml files")
+
+    _add_env(commands)
+    fleet_cli.add_parser(commands)
+    return parser
+
+
+def _add_run(commands):
     run = commands.add_parser(
         "run", help="run one experiment's sweep under benchexec",
         description=textwrap.fill(
@@ -114,10 +136,8 @@ def build_parser():
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
 
-    report = commands.add_parser("report", help="write the analysis report of finished sweeps")
-    report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
-    report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
 
+def _add_compare(commands):
     compare = commands.add_parser(
         "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
         description=textwrap.fill(
@@ -135,8 +155,8 @@ def build_parser():
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     paired_output.add_arguments(compare)
 
-    ab_mod.add_parser(commands, positive_int, probability)
 
+def _add_history(commands):
     history = commands.add_parser(
         "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
         description=textwrap.fill(
@@ -153,6 +173,8 @@ def build_parser():
     history.add_argument("--plot", type=Path, help="write the figure (mean with 95 %% CI per result set, changepoints) as PNG")
     history.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
+
+def _add_calibrate(commands):
     calibrate = commands.add_parser(
         "calibrate", help="compare's A/A false-positive rate and power at a measured or given CV",
         description=textwrap.fill(
@@ -178,6 +200,8 @@ def build_parser():
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
+
+def _add_cores(commands):
     cores_cmd = commands.add_parser(
         "cores", help="rank the cores from core-heterogeneity results; run a command on the fastest",
         description="rank RESULTS: the cores fastest to slowest per workload (Welch t on adjacent cores, Holm, "
@@ -193,13 +217,8 @@ def build_parser():
     cores_run.add_argument("--ranking", type=Path, help="ranking file (default results/cores-ranking.json)")
     cores_run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="what to run")
 
-    lint = commands.add_parser(
-        "lint", help="check benchmark definitions, table configs and task files before running them",
-        description="BenchExec silently ignores a misspelled element and reads task files only when it runs them. "
-        "lint checks .xml files against BenchExec's DTDs and .yml task files (format 2.0: fields, input files). "
-        "One line per problem, FILE:LINE where known; exit 2 if any.")
-    lint.add_argument("files", nargs="+", type=Path, help="benchmark-defs/*.xml, table-configs/*.xml, task .yml files")
 
+def _add_env(commands):
     env = commands.add_parser(
         "env", help="the machine's noise sources: check (default), tune, restore",
         description="check: every noise source with its value, whether it is good for measuring, and why. "
@@ -207,8 +226,6 @@ def build_parser():
         f"down, where the machine has these knobs; the previous values go to {tuning.STATE_FILE.relative_to(RESULTS.parent)} "
         "first. restore (root): put them back (harmless when nothing is saved).")
     env.add_argument("action", nargs="?", choices=["check", "tune", "restore"], default="check")
-    fleet_cli.add_parser(commands)
-    return parser
 
 
 def _stamp():

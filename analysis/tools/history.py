@@ -256,8 +256,9 @@ def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold
                                                 split.p, split.q))
         series.append(one)
     if not series:
-        raise HistoryError(f"no run definition and input is in {2 * min_size} or more of the {len(sets)} result sets "
-                           "(a sweep's run definitions are named with their load level, a plain result file's are not)")
+        raise HistoryError(f"no series is in at least {2 * min_size} of the {len(sets)} result sets: {'; '.join(skipped)} "
+                           "(a series is one run definition and input, or a run definition's tasks in competition-style "
+                           "sets; a sweep's run definitions are named with their load level, a plain result file's are not)")
     return History(column, "/".join(sorted(units)), sets, series, skipped, permutations, p_threshold, min_size, seed)
 
 

@@ -28,9 +28,11 @@ _BASE_COLOUR, _NEW_COLOUR = "#4c72b0", "#c0392b"
 _POINT_LIMIT = 20_000   # beyond, points are drawn as pixels
 
 
-def _plain_log_axis(axis):
-    """Log-scale ticks at 1, 2, 5 x 10^k, labelled as plain numbers ('0.5', '20', '600')."""
-    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+def _plain_log_axis(axis, decades_only=False):
+    """Log-scale ticks labelled as plain numbers ('0.5', '20', '600'): at 1, 2, 5 x 10^k, or at the
+    decades alone where those labels would run into each other."""
+    subs = (1.0,) if decades_only else (1.0, 2.0, 5.0)
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
@@ -74,11 +76,13 @@ def scatter(comparison, threshold, column="cputime"):
                                     (shown & timeout, _NEW_COLOUR, f"timeout on one or both (pinned at {limit:g} s)")):
             if mask.any():
                 ax.plot(b[mask], n[mask], "o" if small else ",", markersize=2.5, alpha=0.6, color=colour,
-                        linestyle="none", label=f"{label}: {int(mask.sum())}", rasterized=True)
+                        linestyle="none", rasterized=True)
+                # the legend's own marker: a pixel marker would not show there
+                ax.plot([], [], "o", markersize=4, color=colour, linestyle="none", label=f"{label}: {int(mask.sum())}")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        _plain_log_axis(ax.xaxis)
-        _plain_log_axis(ax.yaxis)
+        _plain_log_axis(ax.xaxis, decades_only=hi / lo > 1e3)  # a 5.6-inch axis holds 3 decades of 1-2-5
+        _plain_log_axis(ax.yaxis, decades_only=hi / lo > 1e3)
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.set_aspect("equal")

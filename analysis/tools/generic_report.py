@@ -67,22 +67,22 @@ def run_set_section(run_sets, figure_stem="runsets"):
     """One section describing every run set, and its data."""
     section = Section(id="generic-runsets", title="Result files of no kit experiment: run sets")
     data = []
-    for rs in run_sets:
+    labels = [f"{rs.name} ({rs.date[:16]})" for rs in run_sets]  # one run set name is often several dates
+    for rs, label in zip(run_sets, labels):
         outcome_counts = np.bincount(rs.outcome, minlength=len(pairing.OUTCOMES))
         section.paragraphs.append(
             f"{rs.name} ({rs.label}; {rs.date}; version {rs.version}): {len(rs)} runs; "
             + ", ".join(f"{n} {o}" for o, n in zip(pairing.OUTCOMES, outcome_counts) if n)
             + (f"; score {rs.score.sum():g} ({rs.score_method})" if rs.score is not None else "") + ".")
-        section.tables.append(Table(f"{rs.name}: runs by status", ["status", "runs"], _status_rows(rs)))
+        section.tables.append(Table(f"{label}: runs by status", ["status", "runs"], _status_rows(rs)))
         section.tables.append(Table(
-            f"{rs.name}: measurements of the runs that finished normally",
+            f"{label}: measurements of the runs that finished normally",
             ["column", "n", "mean", "median", "min", "max", "sum", "left out"], _summary_rows(rs),
             caption="Runs that timed out, ran out of memory or failed are left out, and so are values that are "
                     "no measurement (none, NaN, infinite, negative), counted by reason."))
         data.append({"run set": rs.name, "label": rs.label, "date": rs.date, "runs": len(rs),
                      "outcomes": dict(zip(pairing.OUTCOMES, outcome_counts.tolist())),
                      "invalid": rs.invalid, "score": None if rs.score is None else float(rs.score.sum())})
-    labels = [f"{rs.name} ({rs.date[:16]})" for rs in run_sets]
     limits = {rs.time_limit for rs in run_sets[:6]}
     shared_limit = limits.pop() if len(limits) == 1 else None   # a line only for a limit all of them had
     figure = paired_plots.quantile(run_sets[:6], labels[:6], limit=shared_limit)

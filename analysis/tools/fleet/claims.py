@@ -27,36 +27,37 @@ def _differences_text(differences):
     return "; ".join(f"{probe}: {mine} (others: {theirs})" for probe, mine, theirs in differences)
 
 
-def claims_table(nodes, differences):
-    """(Table, data): per claim 'holds on k of n nodes', the nodes that disagree with the majority
-    and their environment differences."""
-    rows, data = [], []
+def claims_tables(nodes, differences):
+    """(Tables, data): per experiment one table, per claim 'holds on k of n nodes' with the verdict
+    counts and where it is refuted, and the nodes that disagree with the majority, each with how
+    its recorded environment differs from the others'."""
+    rows, data = {}, []
     for (experiment, claim), by_node in verdicts(nodes).items():
         counts = Counter(by_node.values())
         majority, _ = counts.most_common(1)[0]
         holds = counts.get("confirmed", 0)
         dissent = {n: v for n, v in by_node.items() if v != majority}
-        summary = f"holds on {holds} of {len(by_node)} node{'s' if len(by_node) != 1 else ''}"
         fails = sorted(n for n, v in by_node.items() if v == "refuted")
-        rows.append([
-            experiment, claim, summary,
-            ", ".join(f"{v} {c}" for v, c in counts.most_common()),
-            (", ".join(fails) if 0 < len(fails) < len(by_node) else ("all" if fails else "none")),
-            "; ".join(f"{n} ({v})" for n, v in sorted(dissent.items())) or "none",
-            " | ".join(f"{n}: {_differences_text(differences.get(n, []))}" for n in sorted(dissent)) or "",
+        where = ", ".join(fails) if 0 < len(fails) < len(by_node) else ("all" if fails else "none")
+        summary = (f"holds on {holds} of {len(by_node)} node{'s' if len(by_node) != 1 else ''} "
+                   f"({', '.join(f'{v} {c}' for v, c in counts.most_common())}); refuted on {where}")
+        rows.setdefault(experiment, []).append([
+            claim, summary,
+            "; ".join(f"{n} ({v}; environment: {_differences_text(differences.get(n, []))})"
+                      for n, v in sorted(dissent.items())) or "none",
         ])
         data.append({"experiment": experiment, "claim": claim, "verdicts": by_node, "holds_on": holds,
                      "nodes": len(by_node), "majority": majority, "differing_nodes": sorted(dissent),
                      "refuted_on": fails})
-    table = Table(
-        title="Claims across the fleet",
-        columns=["experiment", "claim", "across the fleet", "verdicts", "refuted on", "nodes that differ from the majority",
-                 "their environment differences"],
-        rows=rows,
+    tables = [Table(
+        title=f"{experiment}: claims across the fleet",
+        columns=["claim", "across the fleet", "nodes that differ from the majority"],
+        rows=experiment_rows,
         caption="Each node's verdict is its own report's (same tests, alpha and n as there). 'Differ from the majority': "
-                "nodes whose verdict is not the most common one; their recorded environment check is compared "
-                "with the other nodes' (load average left out: it describes the moment, not the machine).")
-    return table, data
+                "nodes whose verdict is not the most common one, with how their recorded environment check differs "
+                "from the other nodes' (load average left out: it describes the moment, not the machine).")
+        for experiment, experiment_rows in rows.items()]
+    return tables, data
 
 
 def environment_table(nodes, differences):

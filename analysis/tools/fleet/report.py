@@ -108,8 +108,8 @@ def build(directories, node_report, outdir, golden=None, out=sys.stderr):
     differences = environment_differences(nodes)
     report = Report(title=f"timekit fleet report: {len(nodes)} node(s)")
     report.sections.append(_overview(nodes, fleets, left_out, differences, outdir))
-    claims_table, claims_data = claims.claims_table(nodes, differences)
-    report.sections.append(Section(id="fleet-claims", title="Claims across the fleet", tables=[claims_table]))
+    claims_tables, claims_data = claims.claims_tables(nodes, differences)
+    report.sections.append(Section(id="fleet-claims", title="Claims across the fleet", tables=claims_tables))
     report.data = {"nodes": [n.name for n in nodes], "environment_differences": differences, "claims": claims_data,
                    "left_out": [list(x) for x in left_out]}
     for key, (section, data) in (("cores", _cores_section(nodes, golden, outdir)),

@@ -138,17 +138,27 @@ def _add_run(commands):
 
 
 def _add_compare(commands):
+    paragraphs = (
+        "Two modes, chosen from the data.",
+        "Repeated runs (the kit's sweeps; any task run several times): per run definition, input and column, "
+        "the change as a ratio of means with a bootstrap CI, Welch's t-test (drives the verdict) beside "
+        "Mann-Whitney U, Holm over all rows. With 2+ benchexec invocations a side the invocation is the unit, "
+        "so drift between invocations is not taken for a change; with one, the row says it cannot see that drift.",
+        "One run per task (competition style: each side one invocation with every task once, or --paired): "
+        "runs paired by task name and properties; status transitions and score; over tasks both sides finished "
+        "with at least --min-cputime, the geometric mean of per-task ratios with a bootstrap CI and the Wilcoxon "
+        "signed-rank test, also per task set (Holm).",
+        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 on a "
+        "significant slowdown beyond the threshold (paired: or a newly wrong result), 0 otherwise, 2 on bad input.",
+    )
     compare = commands.add_parser(
         "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
-        description=textwrap.fill(
-            "Per run definition, input and column: the change as a ratio of means with a bootstrap CI, "
-            "Welch's t-test (drives the verdict) and Mann-Whitney U, Holm-corrected over all rows. "
-            "'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 when "
-            "anything is significantly slower beyond the threshold, 0 otherwise, 2 on bad input.", 78))
+        description="\n\n".join(textwrap.fill(p, 78, break_on_hyphens=False) for p in paragraphs),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("base", type=Path, help="result file, directory of result files, or sweep directory")
     compare.add_argument("new", type=Path, help="the same, for the candidate")
     compare.add_argument("--column", action="append", dest="columns",
-                         help="column to compare (repeatable; default: cputime and walltime)")
+                         help="column to compare (repeatable; default: cputime and walltime, paired: and memory)")
     compare.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     compare.add_argument("--threshold", type=probability, default=0.02,
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")

@@ -87,9 +87,12 @@ def build_parser():
     demo.add_argument("--output", type=Path, help="directory for results and report (default: results/demo-DATE)")
 
     _add_run(commands)
-    report = commands.add_parser("report", help="write the analysis report of finished sweeps")
-    report.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (holding sweep.json)")
-    report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report)")
+    report = commands.add_parser("report", help="write the analysis report of finished sweeps or of any BenchExec result files")
+    report.add_argument("sweeps", nargs="+", type=Path, metavar="PATH",
+                        help="sweep directories (holding sweep.json), or BenchExec result files or directories of them "
+                             "(of any benchmark: run sets described, two or more compared task by task)")
+    report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report; for a result file "
+                                                    "X.results.xml.bz2, X.report/ beside it)")
     _add_compare(commands)
     ab_mod.add_parser(commands, positive_int, probability)
     _add_history(commands)
@@ -281,10 +284,18 @@ def cmd_run(args):
     return 0
 
 
+def default_report_dir(first):
+    """SWEEP/report for a directory; beside a result file X.results.xml.bz2, X.report/ (as
+    table-generator writes X.table.html there)."""
+    if first.is_dir():
+        return first / "report"
+    return first.parent / (first.name.split(".results")[0] + ".report")
+
+
 def cmd_report(args):
     from analysis import pipeline
 
-    outdir = args.output or args.sweeps[0] / "report"
+    outdir = args.output or default_report_dir(args.sweeps[0])
     paths = pipeline.tables_and_report(args.sweeps, outdir)
     print(f"report: {paths['html']}")
     return 0

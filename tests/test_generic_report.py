@@ -69,6 +69,16 @@ def test_one_file_gets_a_section_and_says_why_nothing_is_compared(scratch):
 
 
 @pytest.mark.unit
+def test_a_result_file_without_output_gets_its_report_beside_it(scratch):
+    """`timekit report FILE` as a new user types it: X.results.xml.bz2 gets X.report/ next to it."""
+    path = scratch / INTEGRATION[0]
+    path.write_bytes(corpus(INTEGRATION[0]).read_bytes())
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(["report", str(path)]) == 0
+    assert (scratch / "integration-predicateAnalysis.2015-10-20_1355.report" / "report.html").is_file()
+
+
+@pytest.mark.unit
 def test_invalid_values_are_counted_in_the_summary(scratch):
     """A walltime of -5 s and a NaN CPU time are left out of the summaries with their reason."""
     path = scratch / "bad.results.xml"

@@ -91,12 +91,14 @@ def measurement_table(nodes, experiment):
         for label in labels:
             value, score = per_node[node].get(label), z[label][i]
             if value is not None and np.isfinite(score) and abs(score) > THRESHOLD:
-                row.append(f"{value:.4g} (z {score:+.1f})")
+                row.append(f"{value:.4g}\u00a0(z\u00a0{score:+.1f})")  # kept on one line in the page
                 marks.append(label)
             else:
                 row.append(value)
         flagged[node] = marks
-        rows.append(row + [", ".join(marks) or "none"])
+        # a node off in most measurements is one fact (a slower machine), not a list to read
+        listed = (", ".join(marks) or "none") if len(marks) <= 3 else f"{len(marks)} of {len(labels)} measurements"
+        rows.append(row + [listed])
     judged = len(names) >= MIN_NODES
     table = Table(
         title=f"{experiment}: node x measurement",

@@ -18,7 +18,8 @@ import matplotlib.image
 import pytest
 from lxml import etree
 
-from analysis.experiments.os_microbench import analyse, levels, samples
+from analysis.experiments.os_microbench import analyse, levels
+from analysis.experiments.os_microbench import output as printed  # what osbench.c prints
 from analysis.core import report
 from analysis.core import results
 from analysis.core import tasks
@@ -89,7 +90,7 @@ def check_common(out, measure):
     if out["timer-source"] == "tsc":
         assert out["tsc-invariant"] == 1 and 0.3 < out["tsc-ghz"] < 7
     assert 0 < out["min"] <= out["p10"] <= out["median"] <= out["p90"]
-    assert set(out) <= set(samples.COLUMNS), set(out) - set(samples.COLUMNS)
+    assert set(out) <= set(printed.COLUMNS), set(out) - set(printed.COLUMNS)
     main = out["variant"]
     if f"{main}-median-ns" in out:  # the main columns repeat the main variant
         assert out["median"] == pytest.approx(out[f"{main}-median-ns"], abs=1e-3)
@@ -244,12 +245,12 @@ def test_version_line(osbench):
 def test_benchmark_columns_are_exactly_what_the_analysis_reads():
     columns = [c.text for c in etree.parse(str(BENCHMARK)).iter("column")]
     titles = [c.get("title") for c in etree.parse(str(BENCHMARK)).iter("column")]
-    assert columns == titles == list(samples.COLUMNS)
+    assert columns == titles == list(printed.COLUMNS)
 
 
 def test_committed_tasks_are_one_repetition_per_measurement():
     inputs = sorted(INPUTS.glob("*.txt"))
-    assert sorted(p.stem for p in inputs) == sorted(samples.MEASURES)
+    assert sorted(p.stem for p in inputs) == sorted(printed.MEASURES)
     committed = sorted((REPO / "programs" / "tasks" / "os-microbench" / "reps").glob("*.yml"))
     assert [p.name for p in committed] == [f"{p.stem}.r001.yml" for p in inputs]
     for task in committed:
@@ -288,10 +289,10 @@ def test_plateaus_of_a_synthetic_curve():
 def test_section_from_recorded_results():
     paths = sorted(RECORDED.glob("*.results.*.xml.bz2"))
     assert paths, "tests/data/microbench holds a recorded benchexec result"
-    tables = results.load_results(paths, columns=samples.COLUMNS)
+    tables = results.load_results(paths, columns=printed.COLUMNS)
     caches = json.loads((RECORDED / "caches.json").read_text())
     sec, data = analyse.section(tables, caches={int(k): v for k, v in caches.items()})
-    assert set(data["runs"]) == set(samples.MEASURES) and not data["excluded"]
+    assert set(data["runs"]) == set(printed.MEASURES) and not data["excluded"]
     assert len(sec.figures) == 4 and len(sec.findings) >= 12
     assert all(f.verdict in report.VERDICTS for f in sec.findings)
     assert [p["label"] for p in data["plateaus"]][:2] == ["L1", "L2"]
@@ -312,7 +313,7 @@ def test_table_config_shows_every_measurement_row(scratch):
     lines = [line.split("\t") for line in (scratch / "t.table.csv").read_text().splitlines()]
     header = lines[2]
     rows = {tasks.input_of(row[0]): dict(zip(header, row)) for row in lines[3:]}
-    assert set(rows) == set(samples.MEASURES)
+    assert set(rows) == set(printed.MEASURES)
     for measure, row in rows.items():
         assert row["status"] == "done" and float(row["median"]) > 0 and row["variant"], (measure, row)
     assert rows["mem-bandwidth"]["unit"] == "GB/s" and rows["syscall"]["variant"] == "getppid"
@@ -325,7 +326,7 @@ def test_table_config_shows_every_measurement_row(scratch):
 def test_benchexec_runs_every_measurement_and_the_section_has_figures(osbench, scratch):
     inputs = scratch / "inputs"
     inputs.mkdir()
-    paths = [write_params(inputs, m, **SMALL[m]) for m in samples.MEASURES]
+    paths = [write_params(inputs, m, **SMALL[m]) for m in printed.MEASURES]
     broken = inputs / "broken.txt"
     broken.write_text("measure=loop\nbogus=1\n")  # a failing run must be kept out and counted
     reps = scratch / "reps"
@@ -336,14 +337,14 @@ def test_benchexec_runs_every_measurement_and_the_section_has_figures(osbench, s
     code, output = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(scratch / "os-microbench.xml"),
                                  "-o", str(scratch / "results") + "/"], timeout=300)
     assert code == 0, output
-    tables = results.load_results(scratch / "results", columns=samples.COLUMNS)
-    assert len(tables) == 1 and len(tables[0]) == len(samples.MEASURES) + 1
+    tables = results.load_results(scratch / "results", columns=printed.COLUMNS)
+    assert len(tables) == 1 and len(tables[0]) == len(printed.MEASURES) + 1
     status = dict(zip((tasks.input_of(t) for t in tables[0].tasks), tables[0].status))
     assert status.pop("broken").startswith("ERROR")
     assert set(status.values()) == {"done"}, status
 
     sec, data = analyse.section(tables)
-    assert set(data["runs"]) == set(samples.MEASURES)
+    assert set(data["runs"]) == set(printed.MEASURES)
     assert [e["measure"] for e in data["excluded"]] == ["broken"] and "1 run(s) left out" in sec.warnings[0]
     assert data["info"]["page-fault"]["file-fs"] != "unknown"
     titles = [f.title for f in sec.figures]

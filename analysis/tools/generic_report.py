@@ -19,7 +19,7 @@ from analysis.core import stats, validity
 from analysis.core.report import Figure, Section, Table
 from analysis.tools import paired, paired_plots, pairing
 
-COLUMNS = paired.DEFAULT_COLUMNS
+COLUMNS = pairing.DEFAULT_COLUMNS
 MAX_STATUSES = 8    # statuses listed per run set; the rest summed as 'other'
 
 
@@ -93,7 +93,7 @@ def run_set_section(run_sets, figure_stem="runsets"):
     return section, data
 
 
-def generic(tables, alpha=0.05, threshold=0.02, min_cputime=paired.MIN_CPUTIME) -> GenericResult:
+def generic(tables, alpha=0.05, threshold=0.02, min_cputime=pairing.MIN_CPUTIME) -> GenericResult:
     """Sections, data and terminal notes for RunTables of no kit experiment."""
     run_sets, notes, skipped_files = [], [], []
     for rs in pairing.run_sets(tables, COLUMNS):

@@ -196,7 +196,7 @@ def _per_task_points(sets, column):
         for run_set in pairing.run_sets(result_set.tables, [column]):
             usable = run_set.usable[column] & (run_set.values[column] > 0)
             common.setdefault(run_set.name, pairing.common_property(run_set.properties))
-            keys = np.asarray(pairing.identities(run_set, common[run_set.name]), dtype=object)
+            keys = np.asarray(pairing.identities(run_set, common[run_set.name])[0], dtype=object)
             values = dict(zip(keys[usable].tolist(), run_set.values[column][usable].tolist()))
             by_name.setdefault(run_set.name, []).append((index, values, len(run_set)))
     points = {}

@@ -35,7 +35,7 @@ import scipy.stats
 from analysis.core.errors import UserError
 from analysis.core import stats
 from analysis.tools import pairing
-from analysis.tools.pairing import DEFAULT_COLUMNS, MIN_CPUTIME  # noqa: F401 (paired.X for its users)
+from analysis.tools.pairing import DEFAULT_COLUMNS, MIN_CPUTIME
 
 TIME_COLUMNS = ("cputime", "walltime")
 BOOTSTRAP_RESAMPLES = 2000
@@ -250,7 +250,7 @@ def compare_run_sets(base, new, columns, alpha, threshold, min_cputime) -> Compa
         paired=len(pairs.base), by_tail=pairs.by_tail, only_base=len(pairs.only_base), only_new=len(pairs.only_new),
         only_base_tasks=base.names[pairs.only_base[:pairing.MAX_LISTED]].tolist(),
         only_new_tasks=new.names[pairs.only_new[:pairing.MAX_LISTED]].tolist(),
-        duplicates={side: rs.duplicates for side, rs in (("base", base), ("new", new)) if rs.duplicates},
+        duplicates=pairs.repeated,
         transitions=matrix.tolist(),
         newly_wrong=len(newly_wrong), newly_wrong_tasks=new.names[pairs.new[newly_wrong[:pairing.MAX_LISTED]]].tolist(),
         newly_correct=newly_correct,

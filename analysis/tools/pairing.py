@@ -151,10 +151,15 @@ class RunSet:
     time_limit: float
     score: np.ndarray | None
     score_method: str
-    duplicates: int        # task names that occur more than once (told apart by their order)
 
     def __len__(self):
         return len(self.names)
+
+    @property
+    def duplicates(self):
+        """Run identities that occur more than once (told apart by their order); pair() counts
+        them on the way, this is for a run set on its own."""
+        return _unique(_identity_keys(self.names, self.properties, common_property(self.properties)))[1]
 
 
 def common_property(properties):
@@ -166,8 +171,8 @@ def common_property(properties):
 def identities(run_set, common):
     """Run identity per run as one string, unique within the run set: the task name, plus NUL and
     its properties where they are not `common` (shared by the run sets compared, so a million
-    tasks checked for one property need no million new strings)."""
-    return _unique(_identity_keys(run_set.names, run_set.properties, common))[0]
+    tasks checked for one property need no million new strings); and how many repeated."""
+    return _unique(_identity_keys(run_set.names, run_set.properties, common))
 
 
 def _identity_keys(names, properties, common):
@@ -231,7 +236,6 @@ def run_set(tables, columns) -> RunSet:
         time_limit=time_limit(first),
         score=None if any(s is None for s in parts["score"]) else np.concatenate(parts["score"]),
         score_method=score_method,
-        duplicates=_unique(_identity_keys(names, properties, common_property(properties)))[1],
     )
 
 
@@ -256,6 +260,7 @@ class Pairs:
     only_base: np.ndarray
     only_new: np.ndarray
     by_tail: int   # pairs found by a path tail, not by the whole name
+    repeated: dict  # side -> run identities repeated on that side (paired in file order), where any
 
 
 def _tail(key, depth):
@@ -271,7 +276,7 @@ def _depth(key):
 def pair(base: RunSet, new: RunSet) -> Pairs:
     """Pair runs by run identity, then what is left by the longest unique path tail."""
     common = common_property(base.properties)
-    base_keys, new_keys = identities(base, common), identities(new, common)
+    (base_keys, base_repeated), (new_keys, new_repeated) = identities(base, common), identities(new, common)
     index = {key: i for i, key in enumerate(new_keys)}
     base_index, new_index, rest_base = [], [], []
     for i, key in enumerate(base_keys):
@@ -305,7 +310,8 @@ def pair(base: RunSet, new: RunSet) -> Pairs:
             if not rest_base or not rest_new:
                 break
     as_array = lambda x: np.array(x, dtype=np.intp)  # noqa: E731
-    return Pairs(as_array(base_index), as_array(new_index), as_array(rest_base), as_array(rest_new), by_tail)
+    repeated = {side: n for side, n in (("base", base_repeated), ("new", new_repeated)) if n}
+    return Pairs(as_array(base_index), as_array(new_index), as_array(rest_base), as_array(rest_new), by_tail, repeated)
 
 
 def transitions(base: RunSet, new: RunSet, pairs: Pairs) -> np.ndarray:

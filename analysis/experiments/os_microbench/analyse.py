@@ -19,7 +19,8 @@ from analysis.experiments.os_microbench.figures import figures
 from analysis.experiments.os_microbench.levels import latency_levels
 from analysis.experiments.os_microbench.measurements import measurement_rows
 from analysis.experiments.os_microbench.predictions import predictions
-from analysis.experiments.os_microbench.samples import MEASURES, collect
+from analysis.experiments.os_microbench.output import MEASURES
+from analysis.experiments.os_microbench.samples import collect
 from analysis.experiments.os_microbench.seed import MODEL, SEED, SOURCES
 from analysis.machine import facts as machine_facts
 

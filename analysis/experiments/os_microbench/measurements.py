@@ -12,7 +12,7 @@ import numpy as np
 
 from analysis.core import fmt
 from analysis.experiments.os_microbench.levels import bandwidth_points, latency_levels
-from analysis.experiments.os_microbench.samples import MEASURES, VARIANTS
+from analysis.experiments.os_microbench.output import MEASURES, VARIANTS
 from analysis.experiments.os_microbench.seed import RANGES
 
 LABELS = {

@@ -2,7 +2,7 @@
 The values collected from programs/osbench.c's runs (what it prints: output.py).
 
 Each of the eleven measurements is its own BenchExec run and prints, per variant, median, p10,
-p90, min and n (``COLUMNS``, in the benchmark definition's order). ``collect`` combines the runs
+p90, min and n (output.COLUMNS, in the benchmark definition's order). ``collect`` combines the runs
 into plain values; values stay in the units the program prints (ns, GB/s, bytes): the column
 names say which, so loading converts nothing.
 """
@@ -13,8 +13,8 @@ import math
 
 from analysis.core.stats import summarize
 from analysis.core.tasks import input_of
-from analysis.experiments.os_microbench.output import (  # noqa: F401 (COLUMNS, MEASURES, VARIANTS: read as samples.X)
-    BW_KEYS, COLUMNS, INFO_KEYS, INVOCATION, LAT_KEYS, MAX_POINTS, MEASURES, VARIANTS, variant_keys)
+from analysis.experiments.os_microbench.output import (
+    BW_KEYS, INFO_KEYS, INVOCATION, LAT_KEYS, MAX_POINTS, MEASURES, VARIANTS, variant_keys)
 
 
 def _runs(tables):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from analysis.core import fmt
 from analysis.core.report import Table
 from analysis.experiments.os_microbench.levels import MERGE_RATIO
-from analysis.experiments.os_microbench.samples import MEASURES, core_ghz
+from analysis.experiments.os_microbench.output import MEASURES
+from analysis.experiments.os_microbench.samples import core_ghz
 from analysis.experiments.os_microbench.seed import MODEL, SOURCES
 
 def measurement_table(rows, data):

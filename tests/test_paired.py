@@ -340,3 +340,19 @@ def test_report_option_writes_html_and_pngs(scratch):
     assert pngs == [f"{stem}.quantile.png", f"{stem}.scatter.png"]
     page = (scratch / "report" / "report.html").read_text()
     assert "per-task ratios new/base" in page and page.count("<img") == 2
+
+
+@pytest.mark.unit
+def test_direction_and_significance_from_one_statistic():
+    """180 of 200 tasks 3 % faster, 20 of them 80 % slower: the geometric mean says +3 %, the signed
+    ranks (Wilcoxon, p far below alpha) say faster. That is 'mixed', neither 'slower' nor 'faster';
+    200 tasks all 3 % slower are 'slower'."""
+    g = np.random.default_rng(7)
+    base = g.uniform(1, 10, 200)
+    factor = np.where(np.arange(200) < 180, 0.97, 1.8) * g.normal(1, 0.002, 200)
+    stat = paired.ratio_stat(base, base * factor, threshold=0.02)
+    assert stat.geomean > 1.02 and stat.wilcoxon_p < 1e-6 and stat.wilcoxon_side == -1
+    assert paired.verdict(stat.wilcoxon_p, stat, alpha=0.05, threshold=0.02) == "mixed"
+    slower = paired.ratio_stat(base, base * 1.03 * g.normal(1, 0.002, 200), threshold=0.02)
+    assert slower.wilcoxon_side == 1
+    assert paired.verdict(slower.wilcoxon_p, slower, alpha=0.05, threshold=0.02) == "slower"

@@ -18,7 +18,10 @@ per task and summarised over tasks. Per pair of run sets and column:
 * the same per task set (BenchExec's block, else the task's directory), Holm over the task sets.
 
 The verdict of a row is "slower"/"faster" only when its Holm-corrected Wilcoxon p (over all
-run-set x column rows) is below alpha and the geometric mean is beyond the threshold, else "~".
+run-set x column rows) is below alpha and the geometric mean is beyond the threshold on the side
+the Wilcoxon statistic points to, else "~". The two can point apart (most tasks a little faster,
+a few much slower): the test then found a change opposite to the size, and the row says "mixed"
+instead of taking its direction from one statistic and its significance from the other.
 The exit code is 1 when a time column (cputime, walltime) is significantly slower beyond the
 threshold or a task that was not wrong before is wrong now, else 0.
 """
@@ -60,6 +63,7 @@ class Stat:
     ci_high: float
     ci_method: str
     wilcoxon_p: float
+    wilcoxon_side: int  # +1: the signed ranks point to slower (W+ > W-), -1 to faster, 0 neither
     faster: float      # share of tasks with ratio < 1 - threshold
     slower: float      # share of tasks with ratio > 1 + threshold
     median_base: float
@@ -125,7 +129,8 @@ class PairedResult:
                 f"(BCa, {BOOTSTRAP_RESAMPLES} resamples, on the log ratios; Student t beyond {BOOTSTRAP_MAX_N} tasks). "
                 f"Wilcoxon signed-rank test on the log ratios, Holm over all run-set x column rows (and, per task set, "
                 f"over the task sets), alpha {self.alpha}; slower/faster only when p < alpha and the geometric mean is "
-                f"beyond {self.threshold:.1%}, else ~. faster/slower: share of tasks beyond the threshold. Exit 1 on a "
+                f"beyond {self.threshold:.1%} on the side the signed ranks point to (mixed where they point the other "
+                "way), else ~. faster/slower: share of tasks beyond the threshold. Exit 1 on a "
                 "slower time column or on a task newly wrong.")
 
 
@@ -160,6 +165,23 @@ def _wilcoxon(logs):
         return float(scipy.stats.wilcoxon(logs).pvalue)
 
 
+def _wilcoxon_side(logs):
+    """Which way the signed-rank statistic points: sign of W+ - W- over the non-zero log ratios
+    (the side whose one-sided Wilcoxon p is below 0.5)."""
+    nonzero = logs[logs != 0]
+    ranks = scipy.stats.rankdata(np.abs(nonzero))
+    return int(np.sign(ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()))
+
+
+def verdict(p, stat, alpha, threshold):
+    """stats.verdict on the Wilcoxon p and the geometric mean, 'mixed' where the test's direction
+    is not the geometric mean's."""
+    found = stats.verdict(p < alpha, stat.geomean, threshold)
+    if found != "~" and stat.wilcoxon_side != (1 if found == "slower" else -1):
+        return "mixed"
+    return found
+
+
 def ratio_stat(base, new, threshold, block="all") -> Stat:
     """Geometric mean, CI, Wilcoxon p and shares for paired positive values base and new."""
     ratios = new / base
@@ -171,7 +193,7 @@ def ratio_stat(base, new, threshold, block="all") -> Stat:
         geomean=float(np.exp(logs.mean())) if n else math.nan,
         ci_low=math.exp(low) if math.isfinite(low) else math.nan,
         ci_high=math.exp(high) if math.isfinite(high) else math.nan,
-        ci_method=method, wilcoxon_p=_wilcoxon(logs),
+        ci_method=method, wilcoxon_p=_wilcoxon(logs), wilcoxon_side=_wilcoxon_side(logs),
         faster=float(np.mean(ratios < 1 - threshold)) if n else math.nan,
         slower=float(np.mean(ratios > 1 + threshold)) if n else math.nan,
         median_base=float(np.median(base)) if n else math.nan,
@@ -211,7 +233,7 @@ def _column(base, new, pairs, column, keep_cpu, min_cputime, threshold, alpha):
     if len(blocks) > 1:
         for stat, p in zip(blocks, stats.holm([s.wilcoxon_p for s in blocks])):
             stat.p_holm = float(p)
-            stat.verdict = stats.verdict(p < alpha, stat.geomean, threshold)
+            stat.verdict = verdict(p, stat, alpha, threshold)
     else:
         blocks = []
     return ColumnResult(column, base.units.get(column, ""), left_out, overall, blocks)
@@ -318,7 +340,7 @@ def compare_pairs(matched, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02, 
     rows = [(col, col.overall) for c in comparisons for col in c.columns]
     for (col, row), p in zip(rows, stats.holm([r.wilcoxon_p for _, r in rows]) if rows else []):
         row.p_holm = float(p)
-        row.verdict = stats.verdict(p < alpha, row.geomean, threshold)
+        row.verdict = verdict(p, row, alpha, threshold)
         if col.unit == "B":
             row.verdict = SIZE_VERDICTS.get(row.verdict, row.verdict)
             for block in col.blocks:

@@ -25,7 +25,6 @@ import textwrap
 from pathlib import Path
 
 from analysis.core.errors import UserError
-from analysis.core.verdicts import DRIFT
 from analysis.core.lists import parse_int_list
 from analysis.core.paths import RESULTS
 from analysis.experiments import EXPERIMENTS
@@ -33,7 +32,11 @@ from analysis.machine import packages as system
 from analysis.machine import tuning
 from analysis.sweep.model import MANIFEST, Interrupted, Preset, SweepError
 from analysis.tools import ab as ab_mod
-from analysis.tools import paired_output
+from analysis.core.argtypes import positive_int, probability
+from analysis.experiments.core_heterogeneity import cli as cores_cli
+from analysis.tools import history_cli
+from analysis.tools.calibrate import cli as calibrate_cli
+from analysis.tools.compare import cli as compare_cli
 from analysis.tools.fleet import cli as fleet_cli
 
 # What each command needs beyond argument parsing (scipy, matplotlib, the pipeline) is imported in
@@ -55,26 +58,6 @@ def parse_loads(text):
     return tuple(sorted(levels))
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
-    return value
-
-
-def probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number between 0 and 1")
-    return value
-
-
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="timekit",
@@ -93,11 +76,11 @@ def build_parser():
                              "(of any benchmark: run sets described, two or more compared task by task)")
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report; for a result file "
                                                     "X.results.xml.bz2, X.report/ beside it)")
-    _add_compare(commands)
+    compare_cli.add_parser(commands)
     ab_mod.add_parser(commands, positive_int, probability)
-    _add_history(commands)
-    _add_calibrate(commands)
-    _add_cores(commands)
+    history_cli.add_parser(commands)
+    calibrate_cli.add_parser(commands)
+    cores_cli.add_parser(commands)
     lint = commands.add_parser(
         "lint", help="check benchmark definitions, table configs and task files before running them",
         description="BenchExec silently ignores a misspelled element and reads task files only when it runs them. "
@@ -138,97 +121,6 @@ def _add_run(commands):
     run.add_argument("--output", type=Path, help="sweep directory (default: results/EXPERIMENT/DATE)")
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
-
-
-def _add_compare(commands):
-    paragraphs = (
-        "Two modes, chosen from the data.",
-        "Repeated runs (the kit's sweeps; any task run several times): per run definition, input and column, "
-        "the change as a ratio of means with a bootstrap CI, Welch's t-test (drives the verdict) beside "
-        "Mann-Whitney U, Holm over all rows. With 2+ benchexec invocations a side the invocation is the unit, "
-        "so drift between invocations is not taken for a change; with one, the row says it cannot see that drift.",
-        "One run per task (competition style: each side one invocation with every task once, or --paired): "
-        "runs paired by task name and properties; status transitions and score; over tasks both sides finished "
-        "with at least --min-cputime, the geometric mean of per-task ratios with a bootstrap CI and the Wilcoxon "
-        "signed-rank test, also per task set (Holm).",
-        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 on a "
-        "significant slowdown beyond the threshold (paired: or a newly wrong result), 0 otherwise, 2 on bad input.",
-    )
-    compare = commands.add_parser(
-        "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
-        description="\n\n".join(textwrap.fill(p, 78, break_on_hyphens=False) for p in paragraphs),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    compare.add_argument("base", type=Path, help="result file, directory of result files, or sweep directory")
-    compare.add_argument("new", type=Path, help="the same, for the candidate")
-    compare.add_argument("--column", action="append", dest="columns",
-                         help="column to compare (repeatable; default: cputime and walltime, paired: and memory)")
-    compare.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    compare.add_argument("--threshold", type=probability, default=0.02,
-                         help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
-    compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
-    paired_output.add_arguments(compare)
-
-
-def _add_history(commands):
-    history = commands.add_parser(
-        "history", help="changepoints in a sequence of result sets (E-Divisive means, permutation test)",
-        description=textwrap.fill(
-            "Orders the result sets by BenchExec's date attribute (not by argument order; one result set is one benchexec "
-            "invocation or one sweep) and, per run definition and input, finds changepoints in the series of per-result-set "
-            "means of --column: E-Divisive means (Matteson & James 2014, energy statistic, alpha = 1), each changepoint "
-            "significant by a seeded permutation test. Prints position, date, mean before/after, change and p.", 78))
-    history.add_argument("results", nargs="+", type=Path,
-                         help="result files, directories of them, or sweep directories (at least 4 result sets)")
-    history.add_argument("--column", default="cputime", help="column whose means are followed (default: cputime)")
-    history.add_argument("--permutations", type=positive_int, default=999, help="permutations per significance test (default 999)")
-    history.add_argument("--p-threshold", type=probability, default=0.05, help="a changepoint needs a permutation p below this (default 0.05)")
-    history.add_argument("--seed", type=int, default=0, help="seed of the permutations (default 0)")
-    history.add_argument("--plot", type=Path, help="write the figure (mean with 95 %% CI per result set, changepoints) as PNG")
-    history.add_argument("--format", choices=["text", "markdown", "json"], default="text")
-
-
-def _add_calibrate(commands):
-    calibrate = commands.add_parser(
-        "calibrate", help="compare's A/A false-positive rate and power at a measured or given CV",
-        description=textwrap.fill(
-            "A/A: random halvings of one measured sample (and fresh lognormal pairs) judged by compare's rule (Welch t at "
-            "--alpha; verdict also needs --threshold), rates with binomial CIs. Power to flag 1, 2 and 5 % slowdowns at "
-            "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
-            "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
-            "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
-            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until.", 78))
-    source = calibrate.add_mutually_exclusive_group(required=True)
-    source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
-    source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
-    source.add_argument("--claims", action="store_true",
-                        help="the report's findings instead: each claim simulated true, false and at its bound with "
-                             "drift between invocations (--drift), wrong verdicts counted per claim and preset")
-    calibrate.add_argument("--drift", type=probability, default=DRIFT,
-                           help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
-    calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
-    calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
-    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
-    calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
-    calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
-    calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
-
-
-def _add_cores(commands):
-    cores_cmd = commands.add_parser(
-        "cores", help="rank the cores from core-heterogeneity results; run a command on the fastest",
-        description="rank RESULTS: the cores fastest to slowest per workload (Welch t on adjacent cores, Holm, "
-        "alpha 0.01), written to results/cores-ranking.json. run -k K -- COMMAND: run COMMAND pinned to the K "
-        "fastest cores of that ranking; refused when there is none, or it predates the machine's last boot.")
-    cores_actions = cores_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
-    cores_rank = cores_actions.add_parser("rank", help="rank the cores from result files, directories or sweeps")
-    cores_rank.add_argument("results", nargs="+", type=Path)
-    cores_rank.add_argument("--output", type=Path, help="ranking file (default results/cores-ranking.json)")
-    cores_run = cores_actions.add_parser("run", help="run a command on the K fastest cores of the last ranking")
-    cores_run.add_argument("-k", type=positive_int, required=True, help="how many of the fastest cores")
-    cores_run.add_argument("--workload", help="rank by this workload (default: the ranking's cache-heavy one)")
-    cores_run.add_argument("--ranking", type=Path, help="ranking file (default results/cores-ranking.json)")
-    cores_run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="what to run")
 
 
 def _add_env(commands):
@@ -317,25 +209,6 @@ def cmd_demo(args):
     return 0
 
 
-def cmd_compare(args):
-    from analysis.sweep.load import load_tables
-    from analysis.tools import compare as compare_mod
-
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    wanted = {"status", "category", *columns} | paired_output.wanted_columns(args.columns)
-    base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
-    new = load_tables(args.new, wanted)[:2]
-    if paired_output.applies(args, base[0], new[0]):
-        sides = [base[0], new[0]]
-        del base, new  # run() frees each side's tables once it has its run sets
-        return paired_output.run(args, sides)
-    rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
-    if not rows:
-        raise UserError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")
-    print(compare_mod.render(rows, args.format, args.alpha, args.threshold))
-    return 1 if compare_mod.regressed(rows) else 0
-
-
 def cmd_env(args):
     from analysis.machine import environment
 
@@ -348,41 +221,6 @@ def cmd_env(args):
     for probe in environment.check():
         print(f"{probe.name:24} {probe.value:34} {probe.verdict:8} {probe.why}")
     return 0
-
-
-def cmd_history(args):
-    from analysis.tools import history as history_mod
-
-    return history_mod.history_command(args.results, args.column, args.format, args.plot, sys.stdout,
-                                       permutations=args.permutations, p_threshold=args.p_threshold, seed=args.seed)
-
-
-def cmd_calibrate(args):
-    from analysis.tools import calibration, calibration_between, claims_calibration
-
-    if args.claims:
-        specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
-        outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
-        print(claims_calibration.render(outcomes, args.format))
-        return 0
-    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
-        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
-                                           alpha=args.alpha, threshold=args.threshold, until=args.until)
-    source = args.cv if args.cv is not None else args.results
-    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
-                                           alpha=args.alpha, threshold=args.threshold)
-
-
-def cmd_cores(args):
-    from analysis.experiments.core_heterogeneity import pinning as cores_pinning
-    from analysis.experiments.core_heterogeneity.samples import CoresError
-
-    if args.action == "rank":
-        return cores_pinning.rank_command(args.results, args.output)
-    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not command:
-        raise CoresError("no command given; usage: timekit cores run -k K -- COMMAND [ARGS...]")
-    return cores_pinning.run_command(args.k, command, ranking_path=args.ranking, workload=args.workload)
 
 
 def _tables_and_report(paths, outdir):
@@ -403,8 +241,8 @@ def cmd_lint(args):
     return 0
 
 
-COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": cmd_compare, "history": cmd_history,
-            "calibrate": cmd_calibrate, "cores": cmd_cores, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
+COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
+            "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
             "fleet": lambda args: fleet_cli.run(args, _tables_and_report)}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 

@@ -23,7 +23,7 @@ from analysis.machine import environment
 from analysis.machine import facts as machine_facts
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
-from analysis.tools import generic_report
+from analysis.tools.compare import generic_report
 
 
 class PipelineError(UserError):

@@ -1,6 +1,6 @@
 """Benchmark of the rerun-aware compare: 100,000 runs x 10 reruns per side in under 10 s.
 
-1. statistics: analysis.tools.reruns.compare_reruns on two sides of 10 reruns x 100,000 runs
+1. statistics: analysis.tools.compare.reruns.compare_reruns on two sides of 10 reruns x 100,000 runs
    (1,000,000 runs a side, lognormal: 2 % drift between reruns, 1 % CV within), in memory: Welch t
    and Mann-Whitney U on the rerun means, the variance components, the two-stage bootstrap (2000
    resamples). At this size the inner stage draws each rerun's mean from its normal limit (the
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from analysis.tools import reruns  # noqa: E402
+from analysis.tools.compare import reruns  # noqa: E402
 from benchmarks.run_benchmarks import (DEFAULT_WORKDIR, GENERATOR, RESULTS_DIR, check_call, log,  # noqa: E402
                                        machine, median, timed)
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from analysis import cli
-from analysis.tools import calibration
-from analysis.tools import calibration_between as between
-from analysis.tools import reruns as rerun_stats
+from analysis.tools.calibrate import within as calibration
+from analysis.tools.calibrate import between
+from analysis.tools.compare import reruns as rerun_stats
 from analysis.core import stats
 from tests.test_compare import lognormal, reruns
 from tests.test_history import PNG, write_result

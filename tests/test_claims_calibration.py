@@ -7,7 +7,7 @@ import pytest
 
 from analysis.core.verdicts import ClaimSpec
 from analysis.experiments import EXPERIMENTS
-from analysis.tools import claims_calibration as cc
+from analysis.tools.calibrate import claims as cc
 
 pytestmark = pytest.mark.unit
 

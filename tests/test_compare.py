@@ -17,8 +17,8 @@ from analysis import cli
 from analysis.core.tasks import write_repetitions
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Step, Sweep
-from analysis.tools import calibration
-from analysis.tools import reruns as rerun_stats
+from analysis.tools.calibrate import within as calibration
+from analysis.tools.compare import reruns as rerun_stats
 from tests.helpers import REPO, run_isolated
 from tests.test_history import write_result
 

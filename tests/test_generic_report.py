@@ -11,14 +11,13 @@ import pytest
 from analysis import cli, pipeline
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "benchexec-results-corpus"
+CORPUS = REPO / "tests" / "data" / "benchexec-results-corpus"  # BenchExec's own test data (NOTICE.md)
 INTEGRATION = ["integration-predicateAnalysis.2015-10-{}.results.xml.bz2".format(d) for d in ("20_1355", "22_1113", "23_1348")]
 
 
 def corpus(name):
     path = CORPUS / name
-    if not path.exists():   # CI has ../shared beside the checkout: missing is a failure, not a skip
-        pytest.fail(f"{path} is missing; the tests need ../shared/benchexec-results-corpus beside the repository")
+    assert path.exists(), f"{path} is missing from the repository's test data"
     return path
 
 

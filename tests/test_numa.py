@@ -19,7 +19,7 @@ from tool_info import stream as stream_tool
 
 REPO = Path(__file__).resolve().parent.parent
 MACHINE = Path(__file__).parent / "data" / "numa" / "opteron-4node"
-DTD = REPO.parent / "shared" / "benchexec-dtd" / "benchmark.dtd"
+DTD = REPO / "analysis" / "sweep" / "dtd" / "benchmark.dtd"
 
 
 def values_of(output):

@@ -16,10 +16,11 @@ from lxml import etree
 
 from analysis import cli
 from analysis.core import results, validity
-from analysis.tools import paired, pairing
+from analysis.tools.compare import paired
+from analysis.tools.compare import pairing
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "benchexec-results-corpus"
+CORPUS = REPO / "tests" / "data" / "benchexec-results-corpus"  # BenchExec's own test data (NOTICE.md)
 INTEGRATION = "integration-predicateAnalysis.2015-10-{}.results.xml.bz2"
 TEST_1613 = "test.2015-03-03_1613.results.{}.xml"
 TEST_1815 = "test.2015-03-03_1815.results.{}.xml"
@@ -30,8 +31,7 @@ import make_competition_result  # noqa: E402
 
 def corpus(name):
     path = CORPUS / name
-    if not path.exists():   # CI has ../shared beside the checkout: missing is a failure, not a skip
-        pytest.fail(f"{path} is missing; the tests need ../shared/benchexec-results-corpus beside the repository")
+    assert path.exists(), f"{path} is missing from the repository's test data"
     return path
 
 
@@ -153,7 +153,7 @@ def judge(base, new, **kwargs):
 
 
 def paired_output_columns():
-    from analysis.tools import paired_output
+    from analysis.tools.compare import paired_output
 
     return paired_output.wanted_columns()
 

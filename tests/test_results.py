@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from analysis.core import results
 from analysis.core.results import ResultFileError, RunTable, files, load_result, load_results, strict_reader
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchexec-results-corpus"
+CORPUS = pathlib.Path(__file__).resolve().parent / "data" / "benchexec-results-corpus"  # BenchExec's own test data (NOTICE.md)
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 REAL = DATA / "calculatepi-real.results.xml.bz2"  # written by BenchExec 3.35, see below
 GENERATOR = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "make_large_result.py"

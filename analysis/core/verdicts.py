@@ -212,7 +212,7 @@ def contradiction_warnings(judged):
 @dataclass(frozen=True)
 class ClaimSpec:
     """How a finding judges its claim, declared beside it so that `timekit calibrate --claims`
-    can feed the same rule simulated data (analysis.tools.claims_calibration)."""
+    can feed the same rule simulated data (analysis.tools.calibrate.claims)."""
 
     claim: str
     kind: str  # "at_least", "no_effect", "about" or "direction"

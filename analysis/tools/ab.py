@@ -155,7 +155,7 @@ def half_width(rows):
 
 
 def compare_sides(outdir, columns, alpha, threshold):
-    from analysis.tools import compare as compare_mod  # scipy: imported when comparing, not for --help
+    from analysis.tools.compare import repeated as compare_mod  # scipy: imported when comparing, not for --help
 
     wanted = {"status", "category", *columns}
     rows = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
@@ -253,7 +253,7 @@ def run(args):
         ab = start(args.base, args.new, outdir, args.reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
-    from analysis.tools import compare as compare_mod  # scipy: once the input is known to be good
+    from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from analysis.tools import compare as compare_mod
-from analysis.tools import pairing
+from analysis.tools.compare import repeated as compare_mod
+from analysis.tools.compare import pairing
 from analysis.core.errors import UserError
 from analysis.sweep.load import load_tables
 from analysis.core import results

@@ -1,0 +1,1 @@
+"""How far compare's verdicts can be trusted here: within one invocation, between invocations, and the report's claims."""

@@ -1,0 +1,54 @@
+"""`timekit calibrate`: the parser and the command (analysis/cli.py lists it)."""
+
+import sys
+import textwrap
+from pathlib import Path
+
+from analysis.core.argtypes import probability
+from analysis.core.verdicts import DRIFT
+from analysis.experiments import EXPERIMENTS
+from analysis.tools import ab as ab_mod
+
+def add_parser(commands):
+    calibrate = commands.add_parser(
+        "calibrate", help="compare's A/A false-positive rate and power at a measured or given CV",
+        description=textwrap.fill(
+            "A/A: random halvings of one measured sample (and fresh lognormal pairs) judged by compare's rule (Welch t at "
+            "--alpha; verdict also needs --threshold), rates with binomial CIs. Power to flag 1, 2 and 5 % slowdowns at "
+            "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
+            "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
+            "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
+            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until.", 78))
+    source = calibrate.add_mutually_exclusive_group(required=True)
+    source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
+    source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
+    source.add_argument("--claims", action="store_true",
+                        help="the report's findings instead: each claim simulated true, false and at its bound with "
+                             "drift between invocations (--drift), wrong verdicts counted per claim and preset")
+    calibrate.add_argument("--drift", type=probability, default=DRIFT,
+                           help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
+    calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
+    calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
+    calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
+    calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
+    calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
+    calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+
+
+def run(args):
+    from analysis.tools.calibrate import within as calibration
+    from analysis.tools.calibrate import between as calibration_between
+    from analysis.tools.calibrate import claims as claims_calibration
+
+    if args.claims:
+        specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
+        outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
+        print(claims_calibration.render(outcomes, args.format))
+        return 0
+    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
+        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
+                                           alpha=args.alpha, threshold=args.threshold, until=args.until)
+    source = args.cv if args.cv is not None else args.results
+    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
+                                           alpha=args.alpha, threshold=args.threshold)

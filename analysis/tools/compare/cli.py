@@ -1,0 +1,56 @@
+"""`timekit compare BASE NEW`: the parser and the command (analysis/cli.py lists it)."""
+
+import argparse
+import textwrap
+from pathlib import Path
+
+from analysis.core.argtypes import probability
+from analysis.core.errors import UserError
+from analysis.tools.compare import paired_output
+
+def add_parser(commands):
+    paragraphs = (
+        "Two modes, chosen from the data.",
+        "Repeated runs (the kit's sweeps; any task run several times): per run definition, input and column, "
+        "the change as a ratio of means with a bootstrap CI, Welch's t-test (drives the verdict) beside "
+        "Mann-Whitney U, Holm over all rows. With 2+ benchexec invocations a side the invocation is the unit, "
+        "so drift between invocations is not taken for a change; with one, the row says it cannot see that drift.",
+        "One run per task (competition style: each side one invocation with every task once, or --paired): "
+        "runs paired by task name and properties; status transitions and score; over tasks both sides finished "
+        "with at least --min-cputime, the geometric mean of per-task ratios with a bootstrap CI and the Wilcoxon "
+        "signed-rank test, also per task set (Holm).",
+        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 on a "
+        "significant slowdown beyond the threshold (paired: or a newly wrong result), 0 otherwise, 2 on bad input.",
+    )
+    compare = commands.add_parser(
+        "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
+        description="\n\n".join(textwrap.fill(p, 78, break_on_hyphens=False) for p in paragraphs),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare.add_argument("base", type=Path, help="result file, directory of result files, or sweep directory")
+    compare.add_argument("new", type=Path, help="the same, for the candidate")
+    compare.add_argument("--column", action="append", dest="columns",
+                         help="column to compare (repeatable; default: cputime and walltime, paired: and memory)")
+    compare.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--threshold", type=probability, default=0.02,
+                         help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
+    compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    paired_output.add_arguments(compare)
+
+
+def run(args):
+    from analysis.sweep.load import load_tables
+    from analysis.tools.compare import repeated as compare_mod
+
+    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
+    wanted = {"status", "category", *columns} | paired_output.wanted_columns(args.columns)
+    base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
+    new = load_tables(args.new, wanted)[:2]
+    if paired_output.applies(args, base[0], new[0]):
+        sides = [base[0], new[0]]
+        del base, new  # run() frees each side's tables once it has its run sets
+        return paired_output.run(args, sides)
+    rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
+    if not rows:
+        raise UserError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")
+    print(compare_mod.render(rows, args.format, args.alpha, args.threshold))
+    return 1 if compare_mod.regressed(rows) else 0

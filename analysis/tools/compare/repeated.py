@@ -1,0 +1,180 @@
+"""
+`timekit compare BASE NEW`: did anything get faster or slower, and can a CI job gate on it?
+
+Runs are grouped by run definition and input (repetitions of one input are samples of one
+quantity), and within a group by benchexec invocation (BenchExec's benchmark name and date: a
+result file, or the per-task-set files of one invocation, or one sweep step). When both sides
+hold 2+ invocations (reruns), the rerun is the unit (analysis.tools.compare.reruns): Welch's t-test on the
+rerun means, a two-stage bootstrap CI of the ratio, and the within- and between-rerun variance
+shares. With one invocation on a side, runs are the unit as before: Welch's t-test on the runs
+(it drives the verdict) and Mann-Whitney U beside it, the ratio of means with a bootstrap CI; that
+row measures the noise within one invocation only, not the drift between invocations, and says so.
+Holm-corrected over all rows. The verdict is "slower"/"faster" only when the Holm p is below alpha
+AND the change exceeds the noise threshold, else "~" (benchstat's convention). Runs that did not
+finish normally are counted per group and kept out.
+"""
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from analysis.core import fmt, stats, validity
+from analysis.core.tasks import input_of
+from analysis.tools.compare import reruns
+
+DEFAULT_COLUMNS = ("cputime", "walltime")
+ONE_INVOCATION = "within one invocation: drift between invocations not measured"
+
+
+@dataclass
+class Row:
+    rundefinition: str
+    input: str
+    column: str
+    n_base: int
+    n_new: int
+    excluded_base: int
+    excluded_new: int
+    mean_base: float
+    mean_new: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    welch_p: float
+    mannwhitney_p: float
+    reruns_base: int = 1
+    reruns_new: int = 1
+    unit: str = "run"                     # what the test counts: "rerun" (2+ invocations a side) or "run"
+    between_share: float = float("nan")   # share of the variance between reruns (rerun unit only)
+    cv_within: float = float("nan")
+    cv_between: float = float("nan")
+    between_p: float = float("nan")       # F test that the reruns differ
+    note: str = ""
+    p_holm: float = float("nan")
+    verdict: str = "~"
+
+
+def rerun_groups(tables, conditions, columns):
+    """{(run definition, input, column): ([finished values per invocation, by date], count left out)};
+    an invocation is BenchExec's (benchmark name, date); in a sweep the run definition is named with
+    its condition or load level, and its reruns are the invocations."""
+    groups = {}
+    for table in tables:
+        step = conditions.get(table.path.name)
+        where = step and (step.condition or f"load {step.load}")
+        rundefinition = f"{table.rundefinition} @ {where}" if step else table.rundefinition
+        invocation = (table.benchmark, table.date)
+        inputs = np.array([input_of(t) for t in table.tasks], dtype=object)
+        valid = table.valid()
+        for column in columns:
+            values = table.columns.get(column, np.full(len(table), np.nan))
+            keep = validity.of_column(table, column, valid).usable  # no NaN, Inf or negative time
+            for name in dict.fromkeys(inputs.tolist()):
+                mask = inputs == name
+                kept, left_out = groups.get((rundefinition, name, column), ({}, 0))
+                kept.setdefault(invocation, []).append(values[mask & keep])
+                groups[(rundefinition, name, column)] = (kept, left_out + int((mask & ~keep).sum()))
+    return {key: ([v for v in (np.concatenate(kept[i]) for i in sorted(kept, key=_date_first)) if v.size], left_out)
+            for key, (kept, left_out) in groups.items()}
+
+
+def _date_first(invocation):
+    benchmark, date = invocation
+    return date, benchmark
+
+
+def groups(tables, conditions, columns):
+    """{(run definition, input, column): (finished values of all invocations, count left out)}."""
+    return {key: (np.concatenate(kept) if kept else np.array([]), left_out)
+            for key, (kept, left_out) in rerun_groups(tables, conditions, columns).items()}
+
+
+def _per_run(key, a, b, out_a, out_b, alpha):
+    """Runs as the unit: one invocation on at least one side (a, b: per-invocation arrays)."""
+    reruns_a, reruns_b = len(a), len(b)
+    a, b = np.concatenate(a or [[]]), np.concatenate(b or [[]])
+    if len(a) < 2 or len(b) < 2:
+        return None
+    tests = {r.test: r for r in stats.two_sample_tests(a, b, "base", "new", alpha=alpha,
+                                                          tests=("Welch t", "Mann-Whitney U"))}
+    ratio = stats.ratio_of_means(a, b)
+    return Row(*key, len(a), len(b), out_a, out_b, float(a.mean()), float(b.mean()), ratio.ratio, ratio.ci_low,
+               ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p, reruns_a, reruns_b, note=ONE_INVOCATION)
+
+
+def _per_rerun(key, a, b, out_a, out_b):
+    """Reruns as the unit: 2+ invocations on both sides."""
+    r = reruns.compare_reruns(a, b)
+    c = r.components
+    return Row(*key, sum(x.size for x in a), sum(x.size for x in b), out_a, out_b, r.mean_base, r.mean_new, r.ratio,
+               r.ci_low, r.ci_high, r.welch_p, r.mannwhitney_p, len(a), len(b), "rerun", c.between_share,
+               c.cv_within, c.cv_between, c.f_p)
+
+
+def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02):
+    """Rows for every (run definition, input, column) present on both sides; base and new are
+    (RunTables, conditions by file name) as pipeline.load_tables gives them."""
+    base_groups, new_groups = rerun_groups(*base, columns), rerun_groups(*new, columns)
+    rows = []
+    for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
+        (a, out_a), (b, out_b) = base_groups[key], new_groups[key]
+        row = _per_rerun(key, a, b, out_a, out_b) if len(a) >= 2 and len(b) >= 2 else _per_run(key, a, b, out_a, out_b, alpha)
+        if row:
+            rows.append(row)
+    for row, p in zip(rows, stats.holm([r.welch_p for r in rows]) if rows else []):
+        row.p_holm = float(p)
+        row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
+    return rows
+
+
+def regressed(rows):
+    """Whether any row is a significant slowdown beyond the threshold (the CI gate)."""
+    return any(r.verdict == "slower" for r in rows)
+
+
+HEADER = ["run definition", "input", "column", "reruns", "n base", "n new", "left out", "base mean", "new mean",
+          "change", "95 % CI", "Welch p (Holm)", "Mann-Whitney p", "between reruns", "verdict"]
+
+
+def _cells(r):
+    share = f"{r.between_share:.0%}" if r.unit == "rerun" and np.isfinite(r.between_share) else "–"
+    return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
+            f"{r.excluded_base}/{r.excluded_new}", f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
+            f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
+            fmt.p_value(r.p_holm), fmt.p_value(r.mannwhitney_p), share, r.verdict]
+
+
+def legend(rows, alpha, threshold):
+    units = {r.unit for r in rows}
+    text = (f"verdict: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
+            f"|change| > {threshold:.1%}, else ~. left out: runs that did not finish normally or whose value is "
+            "no measurement (none, NaN, infinite, negative) (base/new).")
+    if "rerun" in units:
+        text += (" Rows with 2+ reruns (benchexec invocations) a side: the rerun is the unit (Kalibera & Jones 2013): "
+                 "Welch t and Mann-Whitney U on the rerun means, change = ratio of the means of rerun means, CI: "
+                 "two-stage bootstrap (reruns, then runs within); 'between reruns': share of the variance between "
+                 "reruns (one-way random-effects ANOVA), the rest is within reruns.")
+    if "run" in units:
+        text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
+                 f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")
+    return text
+
+
+def render(rows, fmt, alpha, threshold):
+    note = legend(rows, alpha, threshold)
+    if fmt == "json":
+        return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
+                           "regression": regressed(rows), "method": note}, indent=2, default=str)
+    single = sum(r.unit == "run" for r in rows)
+    # the limitation first, where a reader of a CI log sees it
+    first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
+             "per side (timekit ab) to have it measured.\n\n") if single else ""
+    table = [HEADER] + [_cells(r) for r in rows]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(row) + " |" for row in table]
+        lines.insert(1, "|" + "---|" * len(HEADER))
+    else:
+        widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    return first + "\n".join(lines) + f"\n\n{note}"

@@ -2,6 +2,7 @@
 sweep under benchexec, and the within/between-run statistics and warnings."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ import numpy as np
 
 from analysis.experiments.discipline import variation
 from analysis.experiments import discipline as experiment
+from analysis.machine import scheduling
 from analysis.sweep import runner
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,9 +52,47 @@ def test_background_load_is_pinned_and_niced(programs):
         time.sleep(0.1)
         status = Path(f"/proc/{pid}/status").read_text()
         nice = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        # its own process group (killed as one), but the runner's session: the autogroup benchexec's runs get
+        session, group = os.getsid(pid), os.getpgid(pid)
+        place = scheduling.of_process(pid)
     assert "Cpus_allowed_list:\t1\n" in status
     assert nice == 19
+    assert session == os.getsid(0) and group == pid != os.getpgid(0)
+    assert place == scheduling.of_process(os.getpid())
     assert load.processes == [] and not Path(f"/proc/{pid}").exists()
+
+
+# /proc/PID/cgroup as read on a cgroup-v1 host (hybrid: cgroup2 mounted too) and on a v2 one
+V1_RUN = ("9:name=systemd:/\n7:blkio:/benchmark_x/delegate_y\n4:memory:/benchmark_z/delegate_w\n"
+          "2:cpuacct:/benchmark_a/delegate_b\n1:cpu:/\n0::/\n")
+V1_SHELL = "9:name=systemd:/\n7:blkio:/\n4:memory:/\n2:cpuacct:/\n1:cpu:/\n0::/\n"
+V2 = "0::/user.slice/user-1000.slice/session-2.scope\n"
+
+
+def test_scheduling_groups_are_read_from_proc():
+    assert scheduling.parse(V1_RUN, "/autogroup-973 nice 0\n") == {"cpu_cgroup": "/", "cgroups": "v1",
+                                                                   "autogroup": "/autogroup-973"}
+    assert scheduling.parse("3:cpu,cpuacct:/user.slice\n", "")["cpu_cgroup"] == "/user.slice"
+    assert scheduling.parse(V2, "") == {"cpu_cgroup": "/user.slice/user-1000.slice/session-2.scope", "cgroups": "v2",
+                                        "autogroup": None}
+
+
+def test_nice_can_act_only_between_tasks_of_one_scheduling_group():
+    def step(switch, competitor, run):
+        return {"sched_autogroup_enabled": switch, "competitor": scheduling.parse(*competitor),
+                "run": scheduling.parse(*run)}
+
+    same = step("1", (V1_SHELL, "/autogroup-5 nice 0"), (V1_RUN, "/autogroup-5 nice 0"))
+    own_session = step("1", (V1_SHELL, "/autogroup-6 nice 0"), (V1_RUN, "/autogroup-5 nice 0"))
+    autogroups_off = step("0", (V1_SHELL, "/autogroup-6 nice 0"), (V1_RUN, "/autogroup-5 nice 0"))
+    own_cgroup = step("0", ("1:cpu:/runner\n", ""), (V1_RUN, ""))
+    v2 = step("1", (V2, "/autogroup-5 nice 0"), ("0::/\n", "/autogroup-5 nice 0"))
+    assert scheduling.nice_can_act(same)[0] is True
+    can, why = scheduling.nice_can_act(own_session)
+    assert can is False and "/autogroup-6" in why and "sched_autogroup_enabled = 1" in why
+    assert scheduling.nice_can_act(autogroups_off)[0] is True  # autogroups matter only where they are on
+    assert scheduling.nice_can_act(own_cgroup)[0] is False
+    assert scheduling.nice_can_act(v2)[0] is None and scheduling.nice_can_act(None)[0] is None
 
 
 def test_variation_separates_within_from_between_runs():
@@ -99,3 +139,10 @@ def test_sweep_under_benchexec_gives_the_section(programs, scratch):
     assert any("N = 30" in w for w in warnings) and any("M = 5" in w for w in warnings)
     claims = {f["claim"][:30]: f["verdict"] for f in report["findings"] if f["section"] == "discipline"}
     assert claims["Disabling dynamic frequency sc"] == "not testable here"
+    # every niced step records whether nice could act; the finding follows the record, not this machine
+    niced = [s["scheduling"] for s in sweep["steps"] if s["condition"] == "same-core-niced"]
+    assert len(niced) == 2 and all(set(s) == {"sched_autogroup_enabled", "competitor", "run"} for s in niced)
+    assert niced[0]["competitor"]["cpu_cgroup"] and niced[0]["run"]["cpu_cgroup"]
+    assert all(s["scheduling"] is None for s in sweep["steps"] if s["condition"] != "same-core-niced")
+    testable = all(scheduling.nice_can_act(s)[0] for s in niced)
+    assert (claims["Priority helps: a competitor a"] != "not testable here") == testable

@@ -14,6 +14,7 @@ from analysis.core import replication, verdicts
 from analysis.core.verdicts import Estimate
 from analysis.experiments import EXPERIMENTS
 from analysis.experiments.discipline import claims as discipline_claims
+from analysis.experiments.discipline import samples as discipline_samples
 from analysis.experiments.discipline import variation
 from analysis.experiments.discipline.samples import Runs
 from analysis.experiments.os_microbench import claims as microbench_claims
@@ -233,6 +234,31 @@ def test_4_on_reruns_equivalence_confirms_and_a_real_rise_refutes():
     assert time_claims.load_leaves_cpu_time(rise, apis, loads, 0, "x", [])[0].verdict == "refuted"
 
 
+def _on_grid(samples, api, step):
+    """The samples with `api`'s timer values rounded to its `step` (GNU time: 10 ms, bash: 1 ms)."""
+    mask = samples.api == api
+    for column in ("timer_user", "timer_real"):
+        values = getattr(samples, column)
+        values[mask] = np.round(values[mask] / step) * step
+    return samples
+
+
+def test_4_an_api_on_a_grid_as_wide_as_the_margin_is_inconclusive_on_this_grid():
+    """The audit: at a 0.11 s input GNU time's 10 ms step is 9 % of the time, wider than the 2 %
+    margin, yet its ratio to RunExec was judged unwidened. Now each side's mean is known to half its
+    timer's step: GNU time is inconclusive on this grid however many reruns, bash (1 ms, 0.9 %)
+    can still be confirmed."""
+    apis = ("runexec", "bash", "gnu")
+    samples = _samples({(a, 0): 0.11 for a in apis}, m=10, drift=0.001, within=0.002)
+    samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
+    judged = []
+    f = time_claims.api_does_not_matter(samples, apis, 0, "x", judged)[0]
+    parts = {key.split()[3]: v for key, _, v in judged}  # "x: CPU time API / runexec at load 0"
+    assert parts["gnu"].verdict == "inconclusive" and "on this grid" in parts["gnu"].evidence
+    assert "widened by half the 0.09" in parts["gnu"].evidence
+    assert parts["bash"].verdict == "confirmed" and f.verdict == "inconclusive"
+
+
 # --- 5. time-apis: one decision rule for the load findings ------------------------------------
 
 def test_5_both_load_findings_use_the_policy_and_no_other_rule():
@@ -258,14 +284,36 @@ def test_5_on_reruns_flat_then_doubling_is_confirmed():
 
 # --- 6. discipline: nice 19 helps = a benefit of at least 10 % ---------------------------------
 
-def test_6_nice_19_is_refuted_when_the_interval_excludes_the_benefit():
-    """Recorded: niced/plain 1.012 with a rerun-level CI [0.995, 1.030]; a working nice 19 would give
-    a ratio near 0.4. 'Helps' = niced/plain <= 0.9: the whole CI lies above it, refuted (the old
-    code could only say inconclusive)."""
+ONE_GROUP = {"sched_autogroup_enabled": "1", "competitor": {"cpu_cgroup": "/", "cgroups": "v1", "autogroup": "/autogroup-7"},
+             "run": {"cpu_cgroup": "/", "cgroups": "v1", "autogroup": "/autogroup-7"}}
+
+
+def test_6_nice_19_is_not_testable_where_the_sweep_did_not_record_that_nice_could_act():
+    """Recorded: the runner of that sweep started the competitor in a session of its own (an
+    autogroup of its own here, sched_autogroup_enabled = 1) and recorded nothing about it: nice could
+    not act against the runs by construction, so the finding is 'not testable here' with the reason,
+    not a verdict on the measured 1.012."""
     f = finding("discipline", "Priority helps")
+    assert f.verdict == "not testable here"
+    assert "did not record where the competitor and the runs were scheduled" in f.evidence
+
+
+def test_6_nice_19_is_refuted_when_the_interval_excludes_the_benefit():
+    """The same recorded runs, as if the runner had recorded one scheduling group: niced/plain 1.012
+    with a rerun-level CI [0.995, 1.030]; a working nice 19 would give a ratio near 0.4. 'Helps' =
+    niced/plain <= 0.9: the whole CI lies above it, refuted. Recorded in different autogroups with
+    autogroups on, it is not testable; with autogroups off the autogroups do not matter."""
+    tables, conditions, _ = load_tables(RECORDED / "discipline", pipeline.all_columns())
+    runs = discipline_samples.collect(tables, conditions)
+    f = discipline_claims.priority_helps(runs, [], [ONE_GROUP] * 5)[0]
     assert f.verdict == "refuted"
     assert "claim: <= 0.9" in f.evidence and "unit: reruns, M = 5 of n = 10 runs" in f.evidence
-    assert "the whole CI is short of the claimed bound" in f.evidence
+    assert "the whole CI is short of the claimed bound" in f.evidence and "in all 5 niced reruns" in f.evidence
+    apart = {**ONE_GROUP, "competitor": {**ONE_GROUP["competitor"], "autogroup": "/autogroup-8"}}
+    f = discipline_claims.priority_helps(runs, [], [ONE_GROUP, apart])[0]
+    assert f.verdict == "not testable here" and "/autogroup-8" in f.evidence and "different scheduling groups" in f.evidence
+    off = {**apart, "sched_autogroup_enabled": "0"}
+    assert discipline_claims.priority_helps(runs, [], [off])[0].verdict == "refuted"
 
 
 # --- 7. os-microbench: grids and one meaning of "about" ---------------------------------------

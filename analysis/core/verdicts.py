@@ -129,7 +129,8 @@ def no_effect(est, margin, *, null=1.0):
     lo_m, hi_m = null - margin, null + margin
     head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
     if est.grid and est.grid >= 2 * margin:
-        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the margin.")
+        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the margin, "
+                                       "so no number of runs decides it on this grid.")
     if lo_m <= low and high <= hi_m:
         return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
     if low > hi_m or high < lo_m:
@@ -148,7 +149,8 @@ def about(est, target, factor=ABOUT_FACTOR):
     head = (f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {_fmt(band[0], est.scale)}–"
             f"{_fmt(band[1], est.scale)}); {_ci_text(est)}")
     if est.grid and est.grid >= band[1] - band[0]:
-        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the band.")
+        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the band, "
+                                       "so no number of runs decides it on this grid.")
     if band[0] <= low and high <= band[1]:
         return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
     if high < band[0] or low > band[1]:

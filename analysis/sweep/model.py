@@ -49,6 +49,7 @@ class Step:
     benchexec_args: list = field(default_factory=list)  # e.g. --allowedCores 1 --limitCores 1
     load_cpus: list = None  # CPUs the busy processes are pinned to (None: wherever the scheduler puts them)
     load_nice: int = 0  # niceness of the busy processes
+    scheduling: dict = None  # with a niced competitor: its and a run's scheduling group (analysis.machine.scheduling)
     order: list = None  # run definitions in the order this invocation runs them (None: the definition's)
     status: str = "pending"  # pending, done, failed
     result_files: list = field(default_factory=list)

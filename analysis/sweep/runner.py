@@ -23,6 +23,7 @@ from lxml import etree
 
 from analysis.machine import environment
 from analysis.machine import facts as machine_facts
+from analysis.machine import scheduling
 from analysis.sweep import lint
 from analysis.core.paths import PROGRAMS, REPO
 from analysis.core.tasks import write_repetitions
@@ -34,8 +35,10 @@ RUN_LINE = re.compile(r"^\d\d:\d\d:\d\d\s+\S")
 
 
 class BackgroundLoad:
-    """K busy processes, each in its own session, optionally pinned to `cpus` and niced,
-    killed (with their groups) on exit."""
+    """K busy processes, each in a process group of its own but in the runner's session (which
+    benchexec and its runs share: where autogroups are on, a session of their own would make them
+    a scheduling group of their own, which nice cannot act across), optionally pinned to `cpus`
+    and niced, killed (with their groups) on exit."""
 
     def __init__(self, count, cpus=None, nice=0):
         self.count, self.cpus, self.nice = count, cpus, nice
@@ -46,13 +49,14 @@ class BackgroundLoad:
             raise SweepError(f"{BUSY_PROGRAM} is missing; build the programs first (make -C programs)")
         for _ in range(self.count):
             self.processes.append(
-                subprocess.Popen([str(BUSY_PROGRAM)], start_new_session=True, preexec_fn=self._place,
+                subprocess.Popen([str(BUSY_PROGRAM)], preexec_fn=self._place,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             )
         return self
 
     def _place(self):
-        """In the child before exec: pin and nice it, so it never runs anywhere else."""
+        """In the child before exec: its own process group, pinned and niced, so it never runs anywhere else."""
+        os.setpgrp()
         if self.cpus is not None:
             os.sched_setaffinity(0, self.cpus)
         if self.nice:
@@ -66,7 +70,7 @@ class BackgroundLoad:
 
 
 def _kill_group(process, grace=0.0):
-    """Kill a process started with start_new_session=True and everything in its group.
+    """Kill a process started in a process group of its own (os.setpgrp) and everything in its group.
 
     With a grace period, only the group's leader gets SIGTERM first: benchexec then stops its runs
     and writes its results itself. Signalling the whole group would also kill the process that
@@ -136,10 +140,13 @@ def run_step(experiment, sweep, step, outdir, progress):
     command = benchexec_command(experiment, sweep, step, outdir)
     label = step.condition or f"load {step.load}"
     label += f", rerun {step.rerun}"
-    with BackgroundLoad(step.load, step.load_cpus, step.load_nice), open(log_path, "w") as log:
+    with BackgroundLoad(step.load, step.load_cpus, step.load_nice) as load, open(log_path, "w") as log:
+        if step.load_nice:  # nice acts only within one scheduling group: record whether it could
+            step.scheduling = scheduling.record([p.pid for p in load.processes], outdir, sweep.container)
         log.write(f"# {' '.join(command)}\n")
         log.flush()
-        process = subprocess.Popen(command, cwd=REPO, start_new_session=True, stdin=subprocess.DEVNULL,
+        # in the runner's session, as the competitor (see BackgroundLoad), in a process group of its own
+        process = subprocess.Popen(command, cwd=REPO, preexec_fn=os.setpgrp, stdin=subprocess.DEVNULL,
                                    stdout=log, stderr=subprocess.STDOUT)
         try:
             _follow(process, log_path, lambda: progress.run_finished(label))

@@ -108,6 +108,12 @@ def _kept_out_warning(runs):
             + " (per condition in the first table)."]
 
 
+def _placements(tables, conditions):
+    """What the runner recorded about the scheduling groups in each niced step of these tables."""
+    steps = [conditions.get(t.path.name) for t in tables]
+    return [s.scheduling for s in steps if s is not None and s.condition == "same-core-niced"]
+
+
 def section(tables, conditions=None, environment=None, cpus=None):
     """The report section; `environment` is a sweep's probe list (for what cannot be varied here)."""
     sec = Section(id="discipline", title="Measurement discipline: run conditions and reruns")
@@ -124,7 +130,7 @@ def section(tables, conditions=None, environment=None, cpus=None):
         warnings.simplefilter("ignore", RuntimeWarning)
         for quantity in ("wall", "cpu"):
             data["comparisons"][quantity] = contrasts(runs, quantity)
-        found, contradictions = findings(runs, environment or [], cpus)
+        found, contradictions = findings(runs, environment or [], cpus, _placements(tables, conditions or {}))
     sec.tables.append(_comparison_table(data["comparisons"]["wall"]))
     sec.figures.append(wall_per_condition(runs, present))
     sec.warnings += rule_warnings(data["conditions"], reruns_of)

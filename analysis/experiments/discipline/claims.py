@@ -14,6 +14,7 @@ from analysis.core.report import Finding
 from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Verdict, family
 from analysis.experiments.discipline.samples import LABEL
 from analysis.experiments.discipline.variation import cv_ratio, mean_ratio, rerun_effect
+from analysis.machine.scheduling import nice_can_act
 
 NEGLIGIBLE = 0.02  # "left alone", "as without it": the mean within 1 +- 2 %
 CV_MARGIN = 0.5  # ... and the CV within 1 +- 0.5 of the CV alone (CVs of 10 runs vary by ~25 % by chance)
@@ -96,10 +97,31 @@ def separate_core_leaves_alone(runs, judged):
                  f"{cv.evidence}{slowed}")]
 
 
-def priority_helps(runs, judged):
-    """A competitor at nice 19 slows the measured task at least 10 % less than one at nice 0."""
+PRIORITY_CLAIM = ("Priority helps: a competitor at nice 19 slows the measured task less than one at nice 0 "
+                  "(talk: set process priority).")
+
+
+def nice_was_testable(placements):
+    """(True, False or None, why): whether nice could act against the measured runs in every niced
+    step, from what the runner recorded per step (analysis.machine.scheduling), never from this machine."""
+    answers = [nice_can_act(p) for p in placements] or [nice_can_act(None)]
+    for can, why in answers:
+        if can is not True:
+            return can, why
+    return True, answers[0][1] + (f", in all {len(answers)} niced reruns" if len(answers) > 1 else "")
+
+
+def priority_helps(runs, judged, placements=()):
+    """A competitor at nice 19 slows the measured task at least 10 % less than one at nice 0; only
+    where the runner recorded that nice could act (competitor and runs in one scheduling group)."""
     if not {"same-core-niced", "same-core"} <= set(runs.condition.tolist()):
         return []
+    testable, where = nice_was_testable(placements)
+    if not testable:
+        return [Finding(claim=PRIORITY_CLAIM, verdict="not testable here",
+                        evidence=f"nice weighs a task only against the tasks of its own scheduling group (its cgroup of "
+                                 f"the cpu controller and, where sched_autogroup_enabled is 1, its session's autogroup: "
+                                 f"sched(7)); {where}.")]
     helps = _judge(mean_ratio(runs, "same-core-niced", "same-core"), verdicts.at_least, PRIORITY_BENEFIT, larger=False,
                    what="mean ratio")
     judged.append(("wall mean same-core-niced / same-core", "nice 19 helps", helps))
@@ -108,13 +130,12 @@ def priority_helps(runs, judged):
                f"against 1024: {NICE_19_SHARE:.1%} of the CPU for the task) would undo most of that, a ratio near "
                f"{1 / slowdown.value:.2f}" if slowdown is not None else "")
     return [Finding(
-        claim="Priority helps: a competitor at nice 19 slows the measured task less than one at nice 0 "
-              "(talk: set process priority).",
+        claim=PRIORITY_CLAIM,
         verdict=helps.verdict,
         evidence=f"Wall mean {_pair('same-core-niced', 'same-core')}: {helps.evidence} 'Helps' = at least "
-                 f"{1 - PRIORITY_BENEFIT:.0%} faster with the niced competitor{working}. The competitor runs outside "
-                 "BenchExec's cgroup; with group scheduling, nice weighs a task only against tasks of its own cgroup, "
-                 "so under BenchExec priority is better set with cgroup CPU shares or by pinning.")]
+                 f"{1 - PRIORITY_BENEFIT:.0%} faster with the niced competitor{working}. Nice can act here: {where} "
+                 "(recorded by the runner per niced step). The competitor runs outside BenchExec's measuring cgroups, "
+                 "so its CPU time is not counted in the runs'.")]
 
 
 def reruns_differ(runs, judged):
@@ -163,12 +184,13 @@ def smt_contention(probes):
                  "the same-core condition above shows time-slicing contention instead.")]
 
 
-def findings(runs, environment, cpus):
+def findings(runs, environment, cpus, placements=()):
     """(the talk's claims in the report's order, warnings for verdicts that contradict each other);
-    ``environment``: a sweep's probe list."""
+    ``environment``: a sweep's probe list; ``placements``: what the runner recorded per niced step
+    about the scheduling groups of the competitor and the runs (Step.scheduling)."""
     probes = {p["name"]: p for p in environment}
     judged = []
     found = [*same_core_noisier(runs, judged, cpus), *separate_core_leaves_alone(runs, judged),
-             *priority_helps(runs, judged), *reruns_differ(runs, judged), *fixed_frequency_cuts_variation(probes),
+             *priority_helps(runs, judged, placements), *reruns_differ(runs, judged), *fixed_frequency_cuts_variation(probes),
              *smt_contention(probes)]
     return found, verdicts.contradiction_warnings(judged)

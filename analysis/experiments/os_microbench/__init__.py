@@ -22,9 +22,10 @@ EXPERIMENT = Experiment(
     section=section,
     default_reps=1,
     presets={
-        # each measurement repeats itself inside the program; one run each, ~15 s: intervals over the
-        # samples of one run, which hold for that run only
-        "quick": Preset(reps=1, loads=(0,), reruns=1),
+        # three invocations of one run each, ~10 s apiece: intervals over the invocations' medians, which
+        # carry the drift between invocations (docs/verdicts.md: up to 14 % for fork+exec here, where
+        # an interval over one run's samples is 1 % wide)
+        "quick": Preset(reps=1, loads=(0,), reruns=3),
         # five invocations of one run each: intervals over invocations
         "full": Preset(reps=1, loads=(0,), reruns=5),
     },

@@ -30,8 +30,8 @@ NOT_TESTABLE = "not testable here"
 TSC_MARGIN = 0.05  # "TSC ticks are core cycles": within 5 %
 CHEAP_NS = 1000.0  # "cheap" serialisation: under 1 µs per use
 CALL_RISE = 2.0  # "grows from 2 to 6 cycles": at least 2 cycles more for 7 arguments (half the seed's rise)
-# samples n of the smallest judged variant and runs M: quick one run of each measurement, full 5 invocations
-SIZES = {"quick": (51, 1), "full": (1, 5)}
+# samples n of the smallest judged variant and invocations M: quick 3, full 5 invocations of one run each
+SIZES = {"quick": (51, 3), "full": (51, 5)}
 
 CALIBRATION = (
     ClaimSpec("os-microbench: TSC ticks are core cycles (within 5 %)", "no_effect", TSC_MARGIN, SIZES, confidence=0.90),

@@ -75,7 +75,7 @@ def section(tables, facts=None):
         sec.tables.append(cs_table)
     data.update(_measured(gaps, clk, hz_config, hz_source, tick_ms, cs_runs))
     sec.figures += _figures(runs, trace_runs, cs_runs, gaps.period, tick_ms, gaps.all_us)
-    sec.findings += claims.findings(gaps, clk, tick_ms, hz_source)
+    sec.findings += claims.findings(gaps, clk, tick_ms, hz_source, runs)
     return sec, data
 
 

@@ -1,18 +1,19 @@
 """
 The seed's claims (seed 004, experiment A part 1) and the kit's own checks, with this machine's
-verdicts: one function per claim, each returning a Finding or None where it does not apply.
+verdicts: one function per claim, each returning a Finding or None where it does not apply. Each
+claim is judged on one value per run with its interval over the invocations (per_run.py); the
+pooled figures of the section's tables are quoted beside it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-import scipy.stats
-
 from analysis.core import verdicts
 from analysis.core.report import Finding
-from analysis.core.verdicts import Estimate
+from analysis.core.verdicts import ClaimSpec
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
+from analysis.experiments.scheduling_noise.per_run import estimate, trace_figures
 from analysis.experiments.scheduling_noise.period import BIN_MS
 
 # the seed's figures (seed 004, experiment A part 1)
@@ -24,23 +25,44 @@ TSC_TOLERANCE = 0.01  # the issue: the TSC estimate within 1 % of the kernel's
 PERIOD_TOLERANCE = 0.10  # "every 1 ms": the dominant period within 10 % of it
 TICK_TOLERANCE = 0.05  # "is the tick": within 5 % of 1/CONFIG_HZ
 CYCLES_TOLERANCE = 0.05  # "the TSC counts cycles": core clock within 5 % of the TSC's
+# single-tracer runs per invocation n and invocations M of the preset
+SIZES = {"quick": (1, 3)}
 
-
-def _point(value, what, grid=0.0):
-    """A figure the tracer's runs give once, pooled (no interval over invocations): judged as a
-    point, widened by its grid, and the evidence says so."""
-    return Estimate(value, value, value, unit="pooled", grid=grid, method=what)
+CALIBRATION = (
+    ClaimSpec("scheduling-noise: the timer interrupts every 1 ms (within 10 %)", "no_effect", PERIOD_TOLERANCE, SIZES,
+              confidence=0.90),
+    ClaimSpec("scheduling-noise: the dominant period is the kernel's tick (within 5 %)", "no_effect", TICK_TOLERANCE,
+              SIZES, confidence=0.90),
+    ClaimSpec("scheduling-noise: handling an interrupt takes about 3.1 µs", "about", SEED_INTERRUPT_US, SIZES),
+    ClaimSpec("scheduling-noise: a process alone loses about 2.62 µs per ms", "about", SEED_LOST_US_PER_MS, SIZES),
+    ClaimSpec("scheduling-noise: the TSC counts the CPU's cycles (within 5 %)", "no_effect", CYCLES_TOLERANCE, SIZES,
+              confidence=0.90),
+    ClaimSpec("scheduling-noise: the TSC frequency is the kernel's (within 1 %)", "no_effect", TSC_TOLERANCE, SIZES,
+              confidence=0.90),
+)
 
 
 TIMER_CLAIM = "The timer interrupts the process every 1 ms (seed 004, A1.1)"
 TSC_FREQUENCY_CLAIM = "The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 % (kit check)"
 
 
-def findings(gaps, clocks, tick_ms, hz_source):
-    """Every claim that applies, in the report's order."""
-    found = [timer_every_ms(gaps, tick_ms, hz_source), period_is_the_tick(gaps.period, tick_ms),
-             interrupt_cost(gaps), time_lost_per_ms(gaps), tsc_counts_cycles(clocks), tsc_frequency_is_the_kernels(clocks)]
+def findings(gaps, clocks, tick_ms, hz_source, runs):
+    """Every claim that applies, in the report's order; `runs`: every finished tracer run."""
+    figures = trace_figures([r for r in runs if r.mode == "trace"])
+    found = [timer_every_ms(gaps, figures, tick_ms, hz_source), period_is_the_tick(gaps.period, figures, tick_ms),
+             interrupt_cost(gaps, figures), time_lost_per_ms(gaps, figures), tsc_counts_cycles(clocks, runs),
+             tsc_frequency_is_the_kernels(clocks, runs)]
     return [f for f in found if f is not None]
+
+
+def _of_runs(figures, attribute, what, scale="ratio", factor=1.0, grid=0.0, confidence=0.95):
+    """One attribute of the runs' TraceFigures (times `factor`) as an Estimate over the invocations."""
+    return estimate([getattr(f, attribute) * factor for f in figures], [f.invocation for f in figures], what=what,
+                    scale=scale, grid=grid, confidence=confidence)
+
+
+def _undecided(what):
+    return verdicts.Verdict("inconclusive", f"no run gives {what}.")
 
 
 def untestable(why):
@@ -48,73 +70,76 @@ def untestable(why):
     return Finding(TIMER_CLAIM, "not testable here", why)
 
 
-def timer_every_ms(gaps, tick_ms, hz_source):
+def timer_every_ms(gaps, figures, tick_ms, hz_source):
     p = gaps.period.period_ms
     if not np.isfinite(p):
         return Finding(TIMER_CLAIM, "inconclusive", "no periodic pattern found in the gaps")
-    judged = verdicts.no_effect(_point(p / SEED_TICK_MS, f"dominant period / {SEED_TICK_MS:g} ms, pooled single-tracer "
-                                       f"runs, on the {BIN_MS:g} ms histogram grid", grid=BIN_MS / SEED_TICK_MS),
-                                PERIOD_TOLERANCE)
-    evidence = (f"dominant period here {p:.4g} ms; the kernel's tick is {tick_ms:.4g} ms ({hz_source}). "
-                if np.isfinite(tick_ms) else f"dominant period here {p:.4g} ms; CONFIG_HZ unknown ({hz_source}). ")
+    est = _of_runs(figures, "period_ms", f"dominant period / {SEED_TICK_MS:g} ms on the {BIN_MS:g} ms "
+                   "histogram grid", factor=1 / SEED_TICK_MS, grid=BIN_MS / SEED_TICK_MS, confidence=0.90)
+    judged = verdicts.no_effect(est, PERIOD_TOLERANCE) if est else _undecided("a dominant period")
+    evidence = (f"dominant period of the pooled runs {p:.4g} ms; the kernel's tick is {tick_ms:.4g} ms ({hz_source}). "
+                if np.isfinite(tick_ms) else f"dominant period of the pooled runs {p:.4g} ms; CONFIG_HZ unknown "
+                                             f"({hz_source}). ")
     evidence += (f"Near 1 ms the distance histogram peaks at {gaps.near_1ms:.3g} ms, {gaps.z_1ms:.1f} robust sd above the "
                  "median count" + (" (a periodic source besides the tick, e.g. the host)" if gaps.z_1ms > 5
                                    else " (no clear periodic source there)") + ". ")
     return Finding(TIMER_CLAIM, judged.verdict, evidence + judged.evidence)
 
 
-def period_is_the_tick(period, tick_ms):
+def period_is_the_tick(period, figures, tick_ms):
     p = period.period_ms
     if not (np.isfinite(p) and np.isfinite(tick_ms)):
         return None
-    judged = verdicts.no_effect(_point(p / tick_ms, f"dominant period / tick on the {BIN_MS:g} ms histogram grid",
-                                       grid=BIN_MS / tick_ms), TICK_TOLERANCE)
+    est = _of_runs(figures, "period_ms", f"dominant period / tick on the {BIN_MS:g} ms histogram grid",
+                   factor=1 / tick_ms, grid=BIN_MS / tick_ms, confidence=0.90)
+    judged = verdicts.no_effect(est, TICK_TOLERANCE) if est else _undecided("a dominant period")
     return Finding(
         "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)", judged.verdict,
-        f"{p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
+        f"pooled runs {p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
         + ("" if judged.verdict == "confirmed" else
            " In a virtual machine the host's interruptions also stop the guest; they need not follow the guest's tick."),
     )
 
 
-def interrupt_cost(gaps):
+def interrupt_cost(gaps, figures):
     short, all_us = gaps.short_us, gaps.all_us
     if not short.size:
         return None
-    mean, median = float(short.mean()), float(np.median(short))
-    low, high = (scipy.stats.t.interval(0.95, short.size - 1, loc=mean, scale=scipy.stats.sem(short))
-                 if short.size > 1 else (mean, mean))
-    judged = verdicts.about(Estimate(mean, float(low), float(high), unit="runs", n=int(short.size), scale="µs",
-                                     method="t interval of the mean over the inactive periods of one invocation"),
-                            SEED_INTERRUPT_US)
+    median = float(np.median(short))
+    est = _of_runs(figures, "short_mean_us", "mean inactive period", scale="µs")
+    judged = verdicts.about(est, SEED_INTERRUPT_US) if est else _undecided("an inactive period")
     return Finding(
         f"Handling an interrupt takes about {SEED_INTERRUPT_US:g} µs: the mean inactive period of a process alone on "
         "a CPU (seed 004, A1.2)", judged.verdict,
-        f"median {median:.3g} µs; the n = {short.size} inactive periods shorter than {SLICE_MS:g} ms are counted "
+        f"pooled over the runs: median {median:.3g} µs; the n = {short.size} inactive periods shorter than "
+        f"{SLICE_MS:g} ms are counted "
         f"({all_us.size - short.size} longer ones, another task's or the host's turn, left out; with them the mean is "
         f"{all_us.mean():.3g} µs); {100 * np.mean(short > 20):.1f} % of the short ones exceed 20 µs. {judged.evidence}",
     )
 
 
-def time_lost_per_ms(gaps):
+def time_lost_per_ms(gaps, figures):
     if not gaps.short_us.size:
         return None
     lost = gaps.lost_short_us_per_ms
-    judged = verdicts.about(_point(lost, "µs lost per ms of the pooled trace"), SEED_LOST_US_PER_MS)
+    est = _of_runs(figures, "lost_short_us_per_ms", f"µs lost per ms in gaps shorter than {SLICE_MS:g} ms",
+                   scale="µs/ms")
+    judged = verdicts.about(est, SEED_LOST_US_PER_MS) if est else _undecided("a traced time")
     return Finding(
         f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts (seed 004, A1.4)",
         judged.verdict,
-        f"{lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
+        f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
         f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. {judged.evidence}",
     )
 
 
-def tsc_counts_cycles(clocks):
+def tsc_counts_cycles(clocks, runs):
     core, tsc = clocks.core, clocks.tsc
     if not (np.isfinite(core) and np.isfinite(tsc)):
         return None
-    ratio = core / tsc
-    judged = verdicts.no_effect(_point(ratio, "core clock / TSC rate, medians over the runs"), CYCLES_TOLERANCE)
+    est = estimate([r.value("core-clock") / r.value("tsc-frequency") for r in runs], [r.invocation for r in runs],
+                   what="core clock / TSC rate", confidence=0.90)
+    judged = verdicts.no_effect(est, CYCLES_TOLERANCE) if est else _undecided("both clocks")
     return Finding(
         "The TSC counts the CPU's cycles (seed 004, A1 introduction)",
         judged.verdict if clocks.invariant else "inconclusive",
@@ -125,12 +150,13 @@ def tsc_counts_cycles(clocks):
     )
 
 
-def tsc_frequency_is_the_kernels(clocks):
+def tsc_frequency_is_the_kernels(clocks, runs):
     deviation, (label, hz) = clocks.deviation, clocks.reference
     if not np.isfinite(deviation):
         return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable")
-    judged = verdicts.no_effect(_point(1 + deviation, "measured TSC rate / the kernel's, medians over the runs"),
-                                TSC_TOLERANCE)
+    est = estimate([r.value("tsc-frequency") / hz for r in runs], [r.invocation for r in runs],
+                   what="TSC rate / the kernel's", confidence=0.90)
+    judged = verdicts.no_effect(est, TSC_TOLERANCE) if est else _undecided("a TSC rate")
     return Finding(
         TSC_FREQUENCY_CLAIM, judged.verdict,
         f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "

@@ -42,6 +42,11 @@ class Gaps:
         return float(np.median(self.periodic_us)) if self.periodic_us.size else math.nan
 
 
+def traced_ms(periods):
+    """How long a run traced (ms): from its first period's start to its last period's end."""
+    return periods.start_ms[-1] + periods.duration_ms[-1] - periods.start_ms[0]
+
+
 def _concat_us(lengths_ms):
     return np.concatenate(lengths_ms) * 1e3 if lengths_ms else np.empty(0)
 
@@ -62,7 +67,7 @@ def pooled(trace_runs, tick_ms):
         starts, lengths = r.periods.gaps()
         gap_lengths.append(lengths)
         total_inactive += lengths.sum()
-        total_time += r.periods.start_ms[-1] + r.periods.duration_ms[-1] - r.periods.start_ms[0]
+        total_time += traced_ms(r.periods)
         if np.isfinite(period.period_ms):
             mask = periodic_mask(starts, period.period_ms)
             periodic_lengths.append(lengths[mask])

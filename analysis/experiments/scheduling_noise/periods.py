@@ -106,6 +106,7 @@ class Run:
     values: dict  # numeric columns in SI units (s, Hz), nan where missing
     texts: dict
     periods: Periods | None
+    invocation: str = ""  # the benchexec invocation (result name up to '.results.') that made the run
 
     @property
     def mode(self):
@@ -136,5 +137,6 @@ def collect(tables):
                 periods = read_periods(path)
             except PeriodsError as e:
                 warnings.append(f"{e}; the run's summary values are used, its periods are not")
-            runs.append(Run(task=label, input=input_of(task), values=values, texts=texts, periods=periods))
+            runs.append(Run(task=label, input=input_of(task), values=values, texts=texts, periods=periods,
+                            invocation=table.path.name.split(".results.")[0]))
     return runs, excluded, warnings

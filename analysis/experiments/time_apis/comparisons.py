@@ -34,28 +34,36 @@ def api_tests(samples, apis, loads):
 
 def ratio(samples, quantity, base, other, confidence=0.95, what=""):
     """mean of `other` / mean of `base` (masks over the samples; valid runs only) as an Estimate,
-    paired by rerun; None when either side has fewer than two runs."""
+    paired by rerun, on the grid of the timers' values; None when either side has fewer than two runs.
+
+    A timer that prints 10 ms steps cannot show the program's time finer than that (when its values
+    do not scatter over several steps, their mean does not either), so each side's mean is known to
+    half its timer's step, and the ratio to half the sum of both steps / the base mean: its grid is
+    (step of base + step of other) / base mean (2 steps / base mean for one timer at two loads)."""
     values = getattr(samples, quantity)
     base, other = base & samples.valid, other & samples.valid
     if base.sum() < 2 or other.sum() < 2:
         return None
-    return replication.ratio_of_means(values[base], values[other], samples.rerun[base], samples.rerun[other],
-                                      confidence=confidence, what=what)
+    est = replication.ratio_of_means(values[base], values[other], samples.rerun[base], samples.rerun[other],
+                                     confidence=confidence, what=what)
+    steps = [_step(samples, quantity, side) for side in (base, other)]
+    return dataclasses.replace(est, grid=sum(steps) / float(np.mean(values[base]))) if est and any(steps) else est
+
+
+def _step(samples, quantity, mask):
+    """The step of the grid one API's values lie on (all its load levels: one timer, one grid), 0
+    where none is visible (the cgroup's nanoseconds)."""
+    apis = set(samples.api[mask].tolist())
+    values = getattr(samples, quantity)[np.isin(samples.api, list(apis)) & samples.valid]
+    step = timers.timer_resolution(values).step
+    return float(step) if np.isfinite(step) else 0.0
 
 
 def load_ratio(samples, quantity, api, base_load, load, confidence=0.95):
-    """One API's mean at `load` / its mean at `base_load`, on the grid of the API's values: a timer
-    that prints 10 ms steps cannot show a change of the program's time finer than that (when its
-    values do not scatter over several steps, the mean does not either), so each side's mean is
-    known to half a step: the ratio's grid is 2 steps / the base mean."""
+    """One API's mean at `load` / its mean at `base_load` (on the API's grid, as `ratio`)."""
     mask = samples.api == api
     base, other = mask & (samples.load == base_load), mask & (samples.load == load)
-    est = ratio(samples, quantity, base, other, confidence, f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
-    values = getattr(samples, quantity)[mask & samples.valid]
-    step = timers.timer_resolution(values).step
-    if est is None or not np.isfinite(step):
-        return est
-    return dataclasses.replace(est, grid=2 * step / float(np.mean(getattr(samples, quantity)[base & samples.valid])))
+    return ratio(samples, quantity, base, other, confidence, f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
 
 
 def load_effects(samples, apis, loads, quantity):

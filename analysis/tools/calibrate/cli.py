@@ -27,7 +27,9 @@ def add_parser(commands):
                              "drift between invocations (--drift), wrong verdicts counted per claim and preset")
     calibrate.add_argument("--drift", type=probability, default=DRIFT,
                            help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
-    calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
+    calibrate.add_argument("--column", action="append", dest="columns",
+                           help="column of the command calibrated (repeatable; default: compare's and ab's, cputime and "
+                                "walltime); all of them form one Holm family, as in compare")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
     calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
@@ -40,15 +42,17 @@ def run(args):
     from analysis.tools.calibrate import within as calibration
     from analysis.tools.calibrate import between as calibration_between
     from analysis.tools.calibrate import claims as claims_calibration
+    from analysis.tools.calibrate import family
 
     if args.claims:
         specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
         outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
         print(claims_calibration.render(outcomes, args.format))
         return 0
-    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
-        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
+    columns = tuple(args.columns or family.DEFAULT_COLUMNS)
+    if args.results is not None and calibration_between.holds_invocations(args.results, columns):
+        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold, until=args.until)
     source = args.cv if args.cv is not None else args.results
-    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
+    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold)

@@ -43,11 +43,8 @@ class Group:
         return f"{self.rundefinition} / {self.input} ({column})"
 
 
-def load_groups(paths, columns, error=UserError):
-    """{(run definition, input): Group} of all paths, with compare's grouping and validity rule
-    (compare_mod.rerun_groups, applied one invocation at a time so that the invocations stay
-    aligned between columns). An invocation is kept for a group only when every column has a
-    finished value in it."""
+def load_invocations(paths, columns, error=UserError):
+    """({(benchmark, date): [RunTable]}, conditions by file name) of all paths, `columns` kept."""
     by_invocation, conditions = {}, {}
     for path in map(Path, paths):
         if not path.exists():
@@ -59,10 +56,17 @@ def load_groups(paths, columns, error=UserError):
         conditions.update(steps)
         for table in found:
             by_invocation.setdefault((table.benchmark, table.date), {})[table.path.resolve()] = table
+    return {key: list(tables.values()) for key, tables in by_invocation.items()}, conditions
+
+
+def groups_of(by_invocation, conditions, columns):
+    """{(run definition, input): Group}, with compare's grouping and validity rule
+    (compare_mod.rerun_groups, applied one invocation at a time so that the invocations stay
+    aligned between columns). An invocation is kept for a group only when every column has a
+    finished value in it."""
     groups = {}
     for invocation in sorted(by_invocation, key=lambda i: (i[1], i[0])):
-        tables = list(by_invocation[invocation].values())
-        found = compare_mod.rerun_groups(tables, conditions, tuple(columns))
+        found = compare_mod.rerun_groups(by_invocation[invocation], conditions, tuple(columns))
         for (rundefinition, name) in dict.fromkeys(key[:2] for key in found):
             arrays = [found.get((rundefinition, name, column), ([], 0))[0] for column in columns]
             if not all(arrays):
@@ -72,6 +76,11 @@ def load_groups(paths, columns, error=UserError):
             for column, [values] in zip(columns, arrays):
                 group.columns[column].append(values)
     return groups
+
+
+def load_groups(paths, columns, error=UserError):
+    """{(run definition, input): Group} of all paths (see groups_of)."""
+    return groups_of(*load_invocations(paths, columns, error), columns)
 
 
 def holm_reject(p, alpha):

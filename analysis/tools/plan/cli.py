@@ -4,46 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
 from analysis.core.argtypes import probability
-from analysis.tools.calibrate import family
-
-
-def effect_size(text):
-    """'2%' or 0.02 -> 0.02."""
-    value = str(text).strip()
-    try:
-        number = float(value[:-1]) / 100 if value.endswith("%") else float(value)
-    except ValueError:
-        number = -1.0
-    if not 0 < number < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a relative effect like 2% or 0.02")
-    return number
-
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(h|min|m|s)")
-_SECONDS = {"h": 3600, "min": 60, "m": 60, "s": 1}
-
-
-def duration(text):
-    """'30m', '1h30m', '90s', '1.5h' -> seconds; a bare number is minutes."""
-    value = str(text).strip().lower()
-    try:
-        return float(value) * 60 if float(value) > 0 else _bad_duration(text)
-    except ValueError:
-        pass
-    parts = _DURATION.findall(value)
-    if not parts or _DURATION.sub("", value).strip():
-        _bad_duration(text)
-    return sum(float(n) * _SECONDS[unit] for n, unit in parts)
-
-
-def _bad_duration(text):
-    raise argparse.ArgumentTypeError(f"'{text}' is not a duration like 30m, 1h30m or 90s")
+from analysis.tools.plan.args import duration, effect_size
 
 
 def add_parser(commands):
@@ -74,6 +40,7 @@ def add_parser(commands):
 
 def plan(paths, columns, effect, power, alpha, threshold, budget=None):
     """The plan as a dict (what --format json prints)."""
+    from analysis.tools.calibrate import family
     from analysis.tools.plan import design, pilot
 
     rows, costs = pilot.load(paths, columns)
@@ -204,6 +171,8 @@ def _table(header, rows):
 
 
 def run(args):
+    from analysis.tools.calibrate import family  # numpy, scipy: once the arguments are good
+
     columns = tuple(args.columns or family.DEFAULT_COLUMNS)
     result = plan(args.pilots, columns, args.effect, args.power, args.alpha, args.threshold, args.budget)
     print(json.dumps(result, indent=2) if args.format == "json" else render(result))

@@ -9,6 +9,7 @@
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
   timekit calibrate --claims    how often each finding's verdict is wrong, simulated with this VM's drift
+  timekit plan PILOT...         how many invocations and runs a comparison needs (Kalibera & Jones), from a pilot
   timekit cores rank|run        rank the cores from core-heterogeneity results; run on the K fastest
   timekit lint FILE...          benchmark/table XML against BenchExec's DTDs, task YAML fields
   timekit env check             the machine's noise sources, as recorded with every sweep
@@ -38,6 +39,7 @@ from analysis.tools import history_cli
 from analysis.tools.calibrate import cli as calibrate_cli
 from analysis.tools.compare import cli as compare_cli
 from analysis.tools.fleet import cli as fleet_cli
+from analysis.tools.plan import cli as plan_cli
 
 # What each command needs beyond argument parsing (scipy, matplotlib, the pipeline) is imported in
 # the command's function: `timekit --help`, `lint`, `env` and `fleet submit|status` start in a
@@ -80,6 +82,7 @@ def build_parser():
     ab_mod.add_parser(commands, positive_int, probability)
     history_cli.add_parser(commands)
     calibrate_cli.add_parser(commands)
+    plan_cli.add_parser(commands)
     cores_cli.add_parser(commands)
     lint = commands.add_parser(
         "lint", help="check benchmark definitions, table configs and task files before running them",
@@ -243,7 +246,7 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
             "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
-            "fleet": lambda args: fleet_cli.run(args, _tables_and_report)}
+            "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from analysis import cli
 from analysis.tools.calibrate import within as calibration
-from analysis.tools.calibrate import between
+from analysis.tools.calibrate import between, family
 from analysis.tools.compare import reruns as rerun_stats
 from analysis.core import stats
 from tests.test_compare import lognormal, reruns
@@ -121,6 +121,12 @@ def invocations(rng, k, level=1.0, n=10, drift=0.02, cv=0.01):
     return [0.1 * level * lognormal(rng, drift) * lognormal(rng, cv, n) for _ in range(k)]
 
 
+def group(**columns):
+    """One run definition and input measured in len(arrays) invocations, per column."""
+    k = len(next(iter(columns.values())))
+    return family.Group("bc", "10", list(range(k)), columns)
+
+
 @pytest.mark.unit
 def test_the_vectorized_rules_are_compares_rules():
     """new: Welch t on rerun means as compare's rerun rule; old: Welch t on the pooled runs."""
@@ -147,21 +153,24 @@ def test_between_invocations_the_new_rule_holds_alpha_and_the_old_does_not():
     under the rerun rule, far more often under the pooled per-run rule; 8 % slower is caught."""
     rng = np.random.default_rng(9)
     base, slower = invocations(rng, 20), invocations(rng, 20, level=1.08)
-    result = between.calibrate_between(base, slower, splits=1000, until=3.0, trials=20, simulations=500)
-    aa = {r["m"]: r for r in result["aa"]}
+    result = between.calibrate_between([group(cputime=base)], [group(cputime=slower)], splits=1000, until=3.0, trials=20,
+                                       simulations=500)
+    assert result["family"]["size"] == 1
+    [row] = result["rows"]
+    aa = {r["m"]: r for r in row["aa"]}
     assert set(aa) == {3, 5, 7, 10}
     assert 0.02 <= aa[5]["new"]["significant"]["rate"] <= 0.09, aa[5]
     assert aa[5]["old"]["significant"]["rate"] > 0.4, aa[5]
     assert aa[5]["new"]["changed"]["rate"] < aa[5]["old"]["changed"]["rate"]
-    assert {r["m"]: r["new"]["slower"]["rate"] for r in result["power"]}[5] >= 0.9
-    assert result["slower"]["ratio"] == pytest.approx(1.08, abs=0.02)
-    assert result["components"]["between_share"] > 0.6 and result["components"]["cv_between"] == pytest.approx(0.02, rel=0.4)
+    assert {r["m"]: r["new"]["slower"]["rate"] for r in row["power"]}[5] >= 0.9
+    assert row["slower"]["ratio"] == pytest.approx(1.08, abs=0.02)
+    assert row["components"]["between_share"] > 0.6 and row["components"]["cv_between"] == pytest.approx(0.02, rel=0.4)
     aa_seq, slow_seq = result["sequential"]
-    assert aa_seq["max"] == 10 and 3 <= aa_seq["reruns_median"] <= 10 and slow_seq["slower"]["rate"] >= 0.9
-    simulated = {r["m"]: r for r in result["simulated"]["rows"]}
+    assert aa_seq["max"] == 10 and 3 <= aa_seq["reruns_median"] <= 10 and slow_seq["rows"][0]["slower"]["rate"] >= 0.9
+    simulated = {r["m"]: r for r in row["simulated"]["rows"]}
     assert abs(simulated[10]["aa_significant"] - 0.05) < 0.03 and simulated[10]["five"] > simulated[3]["five"]
     # date-ordered windows: 20 - 2 * 5 + 1 = 11 of them at M = 5
-    assert {w["m"]: w["windows"] for w in result["windows"]} == {3: 15, 5: 11, 7: 7, 10: 1}
+    assert {w["m"]: w["windows"] for w in row["windows"]} == {3: 15, 5: 11, 7: 7, 10: 1}
 
 
 @pytest.mark.unit
@@ -171,10 +180,12 @@ def test_calibrate_command_between_invocations(tmp_path):
     slower = reruns(tmp_path / "slower", rng, level=1.08, m=8, n=10, minute=50)
     out = tmp_path / "out.json"
     with open(out, "w") as stream:
-        assert between.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200) == 0
-    [group] = json.loads(out.read_text())
-    assert group["group"] == "bc / 10 (cputime)" and group["invocations"] == 8
-    assert [r["m"] for r in group["aa"]] == [3] and [r["m"] for r in group["power"]] == [3, 5, 7]
+        assert between.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200,
+                               columns=("cputime",)) == 0
+    result = json.loads(out.read_text())
+    [row] = result["rows"]
+    assert row["label"] == "bc / 10 (cputime)" and row["invocations"] == 8 and result["family"]["size"] == 1
+    assert [r["m"] for r in row["aa"]] == [3] and [r["m"] for r in row["power"]] == [3, 5, 7]
     assert (tmp_path / "between.png").read_bytes().startswith(PNG)
     assert between.holds_invocations(base) and not between.holds_invocations(base / "rerun0.results.xml.bz2")
     # the CLI picks this mode by itself for a directory of invocations

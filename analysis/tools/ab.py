@@ -34,6 +34,7 @@ from analysis.core.paths import RESULTS
 from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
+from analysis.tools.plan.args import duration
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -62,6 +63,8 @@ class ABRun:
     stopped: str = ""
     tasksets: list = field(default_factory=list)  # what runner.benchexec_command reads: all task sets
     skipped: dict = field(default_factory=dict)
+    until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
+    budget: float = None         # seconds for all invocations, or None
 
     def save(self, directory):
         save_manifest(self, Path(directory) / MANIFEST)
@@ -166,10 +169,15 @@ def compare_sides(outdir, columns, alpha, threshold):
 
 
 def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
-    """Run the plan; with --until add pairs until the CI is narrow enough. Returns compare's rows."""
+    """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
+    every row is decided. Returns compare's rows."""
     while True:
         run_pending(run, outdir, out)
         rows = compare_sides(outdir, columns, alpha, threshold)
+        if run.until_decided:
+            if _decided_or_spent(run, outdir, columns, alpha, threshold, out):
+                return rows
+            continue
         if run.until is None:
             return rows
         width = half_width(rows)
@@ -184,6 +192,28 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
         run.plan(run.reruns)
         run.save(outdir)
         print(f"  CI half-width {width:.2f} % >= {run.until:g} %: adding rerun {run.reruns}", file=out, flush=True)
+
+
+def _decided_or_spent(run, outdir, columns, alpha, threshold, out):
+    """--until-decided: look; stop (True) when every row is decided or the budget or --max-reruns is reached,
+    else plan one more rerun."""
+    from analysis.tools.plan import ab_looks
+
+    looks = ab_looks.look(outdir, columns, alpha, threshold, run.max_reruns)
+    undecided = [r.row for r in looks if not r.decision.decided]
+    run.checks.append({"reruns": run.reruns, "undecided": undecided})
+    stop = ("every row decided after {} reruns per side".format(run.reruns) if not undecided else
+            f"--max-reruns {run.max_reruns} reached" if run.reruns >= run.max_reruns else
+            f"the budget ({run.budget / 60:.3g} min) does not fit another pair" if not ab_looks.budget_left_for_a_pair(run) else "")
+    if stop:
+        run.stopped = stop
+        run.save(outdir)
+        return True
+    run.reruns += 1
+    run.plan(run.reruns)
+    run.save(outdir)
+    print(f"  undecided after {run.reruns - 1} reruns: {', '.join(undecided)}; adding rerun {run.reruns}", file=out, flush=True)
+    return False
 
 
 def summary(run):
@@ -219,9 +249,13 @@ def add_parser(commands, positive_int, probability):
         "invocation; --resume continues.")
     parser.add_argument("base", nargs="?", type=Path, help="benchmark definition of the base (omit with --resume)")
     parser.add_argument("new", nargs="?", type=Path, help="benchmark definition of the candidate")
-    parser.add_argument("--reruns", type=positive_int, default=5, help="reruns (invocations) per side (default 5; 2 at least)")
+    parser.add_argument("--reruns", type=positive_int, help="reruns (invocations) per side (default 5, with --until-decided 3; 2 at least)")
     parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
-    parser.add_argument("--max-reruns", type=positive_int, default=20, help="upper bound on reruns per side with --until (default 20)")
+    parser.add_argument("--max-reruns", type=positive_int, default=20,
+                        help="upper bound on reruns per side with --until or --until-decided (default 20)")
+    parser.add_argument("--until-decided", action="store_true",
+                        help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
+    parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
     parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
     parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
     parser.add_argument("--output", type=Path, help="directory (default: results/ab/DATE)")
@@ -244,14 +278,20 @@ def run(args):
     if args.resume:
         outdir = args.output or _latest()
         ab = ABRun.load(outdir)
+        if args.until_decided:  # continue an A/B run as a sequential one, e.g. with a larger --max-reruns
+            ab.max_reruns = max(ab.max_reruns, args.max_reruns)
     else:
         if args.base is None or args.new is None:
             raise ABError("give BASE and NEW benchmark definitions (or --resume)")
-        if args.reruns < 2 or args.load < 0:
+        reruns = args.reruns or (sequential_start() if args.until_decided else 5)
+        if reruns < 2 or args.load < 0:
             raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
         outdir = args.output or RESULTS / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-        ab = start(args.base, args.new, outdir, args.reruns, args.seed, args.until, args.max_reruns, args.load,
+        ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
+    if args.until_decided:
+        ab.until_decided, ab.budget = True, args.budget if args.budget is not None else ab.budget
+        ab.save(outdir)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
@@ -262,13 +302,26 @@ def run(args):
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
+    sequential_text = ""
+    if ab.until_decided:  # the verdicts are the sequential rule's: compare's fixed rule does not hold after many looks
+        from analysis.tools.plan import ab_looks
+
+        looks = ab_looks.look(outdir, columns, args.alpha, args.threshold, ab.max_reruns)
+        ab_looks.apply(rows, looks)
+        sequential_text = ab_looks.report(ab, outdir, looks, columns, args.alpha, args.threshold)
     text = compare_mod.render(rows, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
         data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
-                      "directory": str(outdir)}
+                      "directory": str(outdir), "sequential": sequential_text}
         text = json.dumps(data, indent=2, default=str)
     else:
-        text += "\n" + summary(ab)
+        text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
     print(text)
     return 1 if compare_mod.regressed(rows) else 0
+
+
+def sequential_start():
+    from analysis.tools.plan.sequential import START
+
+    return START

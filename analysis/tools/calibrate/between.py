@@ -2,17 +2,20 @@
 Calibration between invocations: how often does compare cry wolf when base and new are separate
 benchexec invocations of the same thing, and what does it see with M reruns a side?
 
-Input: K real invocations of one definition (result files or directories; one group per run
-definition and input), and optionally K' invocations of a slower variant (same run definition and
-task names). Two rules judge the same splits:
+Input: K real invocations of one definition (result files or directories), and optionally K'
+invocations of a slower variant (same run definitions and task names). The rows are those compare
+would judge: every column (by default compare's: cputime and walltime) of every run definition and
+input, and they form one Holm family, as in compare (analysis.tools.calibrate.family). Two rules
+judge the same splits:
 
 * old: every side's runs pooled, Welch's t-test on the runs (compare's rule within one invocation,
   what compare did with reruns before they became the unit);
 * new: compare's rerun rule, Welch's t-test on the rerun means (analysis.tools.compare.reruns).
 
-Both need p < alpha for "significant" and also |ratio - 1| > threshold for a verdict other than
-"~" (one row: Holm p = p). Vectorized over splits with scipy.stats.ttest_ind (axis=1) and
-ttest_ind_from_stats (pooled sides from per-invocation counts, means and variances).
+Both need a Holm-adjusted p < alpha over the family for "significant" and also |ratio - 1| >
+threshold for a verdict other than "~". A split draws whole invocations: all columns (and all
+inputs measured in them) go to the same side. Vectorized over splits with scipy.stats.ttest_ind
+(axis=1) and ttest_ind_from_stats (pooled sides from per-invocation counts, means and variances).
 
 * A/A: `splits` random splits of the K invocations into two disjoint sides of M; rates with exact
   binomial CIs (scipy.stats.binomtest). The splits share the K invocations, so the CI is that of
@@ -21,11 +24,12 @@ ttest_ind_from_stats (pooled sides from per-invocation counts, means and varianc
   (yesterday against today), few and overlapping, so counts only.
 * power: M random base invocations against M random slower ones (M = 3, 5, 7, 10), share "slower".
 * sequential (--until PCT, as `timekit ab --until`): pairs of invocations added from M = 3 on
-  until the two-stage bootstrap CI's half-width is below PCT or K/2 is reached; the verdict's A/A
-  rate and power, and how many reruns it took.
-* simulated: the new rule on lognormal data at the measured within- and between-rerun CVs and
-  runs per invocation, for M = 2..20: A/A rate and power against the measured slowdown and 5 %,
-  to say which M reaches a target that the K real invocations cannot show.
+  until every row's two-stage bootstrap CI half-width is below PCT or K/2 is reached; the
+  verdict's A/A rate and power, and how many reruns it took.
+* simulated: the new rule over the family on lognormal data at each row's measured within- and
+  between-rerun CVs and runs per invocation (rows independent), for M = 2..20: A/A rate and power
+  against the measured slowdown and 5 %, to say which M reaches a target that the K real
+  invocations cannot show.
 """
 
 from __future__ import annotations
@@ -37,10 +41,9 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from analysis.core import results, stats
-from analysis.sweep.load import load_tables
+from analysis.core import stats
+from analysis.tools.calibrate import family
 from analysis.tools.calibrate import within as calibration
-from analysis.tools.compare import repeated as compare_mod
 from analysis.tools.compare import reruns
 
 SIZES = (3, 5, 7, 10)                  # reruns per side
@@ -55,22 +58,6 @@ START = 3                              # reruns before the sequential rule looks
 
 class BetweenError(calibration.CalibrationError):
     """The invocations cannot be calibrated (one line for the user)."""
-
-
-def invocations(paths, column):
-    """{(run definition, input): [finished values per invocation, in date order]} of all paths."""
-    tables, conditions = [], {}
-    for path in map(Path, paths):
-        if not path.exists():
-            raise BetweenError(f"{path}: no such file or directory")
-        try:
-            found, steps, _ = load_tables(path, {"status", "category", column})
-        except results.ResultFileError as e:
-            raise BetweenError(str(e)) from None
-        tables += found
-        conditions.update(steps)
-    unique = list({t.path.resolve(): t for t in tables}.values())
-    return {key[:2]: arrays for key, (arrays, _) in compare_mod.rerun_groups(unique, conditions, (column,)).items()}
 
 
 def _stats(arrays):
@@ -89,137 +76,218 @@ def _pooled(n, means, var, picks):
     return count, mean, np.sqrt(ss / (count - 1))
 
 
-def judge(base, new, a, b, alpha, threshold):
-    """{rule: (significant, verdict not '~', ratio)} for rows of picks a (from base) and b (from new)."""
+def p_values(base, new, a, b):
+    """{rule: (p, ratio)} of one row for rows of picks a (from base) and b (from new); base and new
+    are _stats of the row's invocations."""
     (nb, mb, vb), (nn, mn, vn) = base, new
     count_a, mean_a, sd_a = _pooled(nb, mb, vb, a)
     count_b, mean_b, sd_b = _pooled(nn, mn, vn, b)
     old_p = scipy.stats.ttest_ind_from_stats(mean_a, sd_a, count_a, mean_b, sd_b, count_b, equal_var=False).pvalue
     new_p = scipy.stats.ttest_ind(mb[a], mn[b], axis=1, equal_var=False).pvalue
-    out = {}
-    for rule, p, ratio in (("old", old_p, mean_b / mean_a), ("new", new_p, mn[b].mean(axis=1) / mb[a].mean(axis=1))):
-        significant = p < alpha
-        out[rule] = (significant, significant & (np.abs(ratio - 1) > threshold), ratio)
-    return out
+    return {"old": (old_p, mean_b / mean_a), "new": (new_p, mn[b].mean(axis=1) / mb[a].mean(axis=1))}
+
+
+def _verdicts(p, ratio, alpha, threshold):
+    """(significant, verdict not '~', ratio), p and ratio: splits x rows of one Holm family."""
+    significant = family.holm_reject(p, alpha)
+    return significant, significant & (np.abs(ratio - 1) > threshold), ratio
+
+
+def judge(base, new, a, b, alpha, threshold):
+    """{rule: (significant, verdict not '~', ratio)} of one row alone (a family of one)."""
+    return {rule: tuple(x[:, 0] for x in _verdicts(p[:, None], ratio[:, None], alpha, threshold))
+            for rule, (p, ratio) in p_values(base, new, a, b).items()}
+
+
+def judge_family(base, new, a, b, alpha, threshold):
+    """compare's rule over the whole family: base and new are the rows' _stats, a and b their picks
+    (splits x M each); {rule: (significant, changed, ratio)}, each splits x rows, Holm over the rows."""
+    per_row = [p_values(sb, sn, pa, pb) for sb, sn, pa, pb in zip(base, new, a, b)]
+    return {rule: _verdicts(np.column_stack([r[rule][0] for r in per_row]), np.column_stack([r[rule][1] for r in per_row]),
+                            alpha, threshold) for rule in ("old", "new")}
+
+
+class Rows:
+    """The family's rows (every column of every group), with each row's invocations as arrays and
+    their _stats. Groups measured in the same invocations share a split: a split takes whole
+    invocations, with all their columns and inputs, as compare would get them."""
+
+    def __init__(self, groups):
+        self.groups = groups
+        self.columns = list(groups[0].columns)
+        self.keys = [(g, column) for column in self.columns for g in range(len(groups))]  # compare's row order
+        self.labels = [groups[g].label(column) for g, column in self.keys]
+        self.arrays = [groups[g].columns[column] for g, column in self.keys]
+        self.stats = [_stats(arrays) for arrays in self.arrays]
+
+    def orders(self, rng, splits):
+        """Per row a (splits x K) array of random orders of its invocations, shared by the rows of
+        groups measured in the same invocations."""
+        shared, per_group = {}, []
+        for g in self.groups:
+            key = tuple(g.invocations)
+            if key not in shared:
+                shared[key] = rng.permuted(np.tile(np.arange(len(key)), (splits, 1)), axis=1)
+            per_group.append(shared[key])
+        return [per_group[g] for g, _ in self.keys]
+
+    @property
+    def invocations(self):
+        return min(len(g.invocations) for g in self.groups)
 
 
 def _rates(judged, trials, slower=False):
-    return {rule: {"significant": calibration._rate(sig.sum(), trials),
-                   ("slower" if slower else "changed"): calibration._rate((changed & (ratio > 1) if slower else changed).sum(), trials)}
-            for rule, (sig, changed, ratio) in judged.items()}
+    """Per row {rule: {significant, changed or slower}} with binomial CIs."""
+    rows = len(next(iter(judged.values()))[0][0])
+    return [{rule: {"significant": calibration._rate(sig[:, r].sum(), trials),
+                    ("slower" if slower else "changed"):
+                        calibration._rate((changed[:, r] & (ratio[:, r] > 1) if slower else changed[:, r]).sum(), trials)}
+             for rule, (sig, changed, ratio) in judged.items()} for r in range(rows)]
 
 
-def aa(arrays, m, splits, alpha, threshold, rng):
-    """A/A over random disjoint splits into two sides of m invocations."""
-    order = rng.permuted(np.tile(np.arange(len(arrays)), (splits, 1)), axis=1)
-    s = _stats(arrays)
-    judged = judge(s, s, order[:, :m], order[:, m:2 * m], alpha, threshold)
-    row = {"m": m, "splits": splits, **_rates(judged, splits)}
-    row["within_tolerance"] = bool(abs(row["new"]["significant"]["rate"] - alpha) <= calibration.TOLERANCE)
-    return row
+def aa(rows, m, splits, alpha, threshold, rng):
+    """A/A over random disjoint splits into two sides of m invocations: per row, and the family's
+    rate of splits with a verdict in any row."""
+    orders = rows.orders(rng, splits)
+    judged = judge_family(rows.stats, rows.stats, [o[:, :m] for o in orders], [o[:, m:2 * m] for o in orders], alpha, threshold)
+    per_row = _rates(judged, splits)
+    for row in per_row:  # with nothing changed, Holm tests a row at alpha / k
+        row["within_tolerance"] = bool(abs(row["new"]["significant"]["rate"] - alpha / len(per_row)) <= calibration.TOLERANCE)
+    any_row = {rule: calibration._rate(changed.any(axis=1).sum(), splits) for rule, (_, changed, _) in judged.items()}
+    any_row["within_tolerance"] = bool(abs(any_row["new"]["rate"] - alpha) <= calibration.TOLERANCE)
+    return {"m": m, "splits": splits, "rows": per_row, "any_row": any_row}
 
 
-def windows(arrays, m, alpha, threshold):
-    """Contiguous windows in date order: invocations i..i+m-1 against the next m."""
-    starts = np.arange(len(arrays) - 2 * m + 1)
+def windows(rows, m, alpha, threshold):
+    """Contiguous windows in date order: invocations i..i+m-1 against the next m (counts per row)."""
+    starts = np.arange(rows.invocations - 2 * m + 1)
     if not starts.size:
         return None
-    s = _stats(arrays)
-    judged = judge(s, s, starts[:, None] + np.arange(m), starts[:, None] + m + np.arange(m), alpha, threshold)
-    return {"m": m, "windows": int(starts.size), **{rule: int(changed.sum()) for rule, (_, changed, _) in judged.items()},
-            **{f"{rule}_significant": int(sig.sum()) for rule, (sig, _, _) in judged.items()}}
+    a, b = starts[:, None] + np.arange(m), starts[:, None] + m + np.arange(m)
+    judged = judge_family(rows.stats, rows.stats, [a] * len(rows.keys), [b] * len(rows.keys), alpha, threshold)
+    return {"m": m, "windows": int(starts.size),
+            "rows": [{**{rule: int(changed[:, r].sum()) for rule, (_, changed, _) in judged.items()},
+                      **{f"{rule}_significant": int(sig[:, r].sum()) for rule, (sig, _, _) in judged.items()}}
+                     for r in range(len(rows.keys))]}
 
 
-def power(base, slower, m, splits, alpha, threshold, rng):
-    """m random base invocations against m random slower ones."""
-    a = rng.permuted(np.tile(np.arange(len(base)), (splits, 1)), axis=1)[:, :m]
-    b = rng.permuted(np.tile(np.arange(len(slower)), (splits, 1)), axis=1)[:, :m]
-    return {"m": m, "splits": splits, **_rates(judge(_stats(base), _stats(slower), a, b, alpha, threshold), splits, slower=True)}
+def power(rows, slower, m, splits, alpha, threshold, rng):
+    """m random base invocations against m random slower ones, per row 'slower' under the family."""
+    a, b = rows.orders(rng, splits), slower.orders(rng, splits)
+    judged = judge_family(rows.stats, slower.stats, [o[:, :m] for o in a], [o[:, :m] for o in b], alpha, threshold)
+    return {"m": m, "splits": splits, "rows": _rates(judged, splits, slower=True)}
 
 
-def sequential(base, new, until, alpha, threshold, trials, seed):
-    """--until on real invocations: pairs added from START until the CI half-width < until (percent)
-    or a side runs out; share of verdicts other than '~' (or 'slower') and reruns needed."""
+def _sequential_trial(a, b, until, alpha, threshold, seed):
+    """One trial of --until on per-row invocation lists a and b: pairs added from START until every
+    row's CI half-width is below `until` or a side runs out; (verdicts per row, reruns used)."""
+    top = min(min(len(x) for x in a), min(len(x) for x in b))
+    for m in range(min(START, top), top + 1):
+        compared = [reruns.compare_reruns(x[:m], y[:m], resamples=1000, seed=seed) for x, y in zip(a, b)]
+        widest = max(100 * (r.ci_high - r.ci_low) / 2 for r in compared)
+        if widest < until or m == top:
+            break
+    significant = stats.holm([r.welch_p for r in compared]) < alpha
+    return [stats.verdict(s, r.ratio, threshold) for s, r in zip(significant, compared)], m, top
+
+
+def sequential(rows, slower, until, alpha, threshold, trials, seed):
+    """--until on real invocations (as `timekit ab --until`, the widest row decides when to stop):
+    per row the share of verdicts other than '~' (or 'slower'), and how many reruns it took."""
     rng = np.random.default_rng([seed, 21])
-    same = new is None
-    verdicts, needed = [], []
+    same = slower is None
+    hits, needed = np.zeros((trials, len(rows.keys)), dtype=bool), []
     for trial in range(trials):
+        orders = [o[0] for o in rows.orders(rng, 1)]
         if same:
-            order = rng.permutation(len(base))
-            a, b = [base[i] for i in order[0::2]], [base[i] for i in order[1::2]]
+            a = [[arrays[i] for i in order[0::2]] for arrays, order in zip(rows.arrays, orders)]
+            b = [[arrays[i] for i in order[1::2]] for arrays, order in zip(rows.arrays, orders)]
         else:
-            a, b = [base[i] for i in rng.permutation(len(base))], [new[i] for i in rng.permutation(len(new))]
-        top = min(len(a), len(b))
-        for m in range(min(START, top), top + 1):
-            r = reruns.compare_reruns(a[:m], b[:m], resamples=1000, seed=trial)
-            if 100 * (r.ci_high - r.ci_low) / 2 < until or m == top:
-                break
-        verdicts.append(stats.verdict(r.welch_p < alpha, r.ratio, threshold))
+            a = [[arrays[i] for i in order] for arrays, order in zip(rows.arrays, orders)]
+            b = [[arrays[i] for i in o[0]] for arrays, o in zip(slower.arrays, slower.orders(rng, 1))]
+        verdicts, m, top = _sequential_trial(a, b, until, alpha, threshold, trial)
+        hits[trial] = [v != "~" if same else v == "slower" for v in verdicts]
         needed.append(m)
-    hit = [v != "~" for v in verdicts] if same else [v == "slower" for v in verdicts]
+    key = "changed" if same else "slower"
     return {"until": until, "trials": trials, "start": START, "max": top, "same": same,
-            ("changed" if same else "slower"): calibration._rate(sum(hit), trials),
+            "rows": [{key: calibration._rate(hits[:, r].sum(), trials)} for r in range(len(rows.keys))],
+            "any_row": calibration._rate(hits.any(axis=1).sum(), trials),
             "reruns_median": float(np.median(needed)), "reruns_mean": float(np.mean(needed)),
             "stopped_at_max": int(sum(m == top for m in needed))}
 
 
-def simulate(components, n, mean_ratio, alpha, threshold, simulations, seed):
-    """The new rule on lognormal rerun levels and runs at the measured CVs: A/A rate and power."""
+def simulate(components, runs, ratios, alpha, threshold, simulations, seed):
+    """compare's rerun rule over the family on lognormal rerun levels and runs at each row's measured
+    CVs (rows independent): per row the A/A rate and the power against its measured change and 5 %."""
     rng = np.random.default_rng([seed, 22])
-    sb, sw = (math.sqrt(math.log1p(cv * cv)) for cv in (components.cv_between, components.cv_within))
 
-    def side(m, effect):
+    def side(c, n, m, effect):
+        sb, sw = (math.sqrt(math.log1p(cv * cv)) for cv in (c.cv_between, c.cv_within))
         level = rng.lognormal(-sb * sb / 2, sb, (simulations, m))
         if n <= 100:
-            runs = rng.lognormal(-sw * sw / 2, sw, (simulations, m, n)).mean(axis=2)
+            means = rng.lognormal(-sw * sw / 2, sw, (simulations, m, n)).mean(axis=2)
         else:  # the mean of n > 100 runs: its normal limit (memory)
-            runs = rng.normal(1.0, components.cv_within / math.sqrt(n), (simulations, m))
-        return (1 + effect) * level * runs
+            means = rng.normal(1.0, c.cv_within / math.sqrt(n), (simulations, m))
+        return (1 + effect) * level * means
 
-    rows = []
+    out = [[] for _ in components]
     for m in GRID:
-        base = side(m, 0.0)
-        row = {"m": m}
-        for name, effect in (("aa", 0.0), ("measured", mean_ratio - 1), ("five", EFFECT)):
-            new = side(m, effect)
-            p = scipy.stats.ttest_ind(base, new, axis=1, equal_var=False).pvalue
-            ratio = new.mean(axis=1) / base.mean(axis=1)
-            verdict = (p < alpha) & (np.abs(ratio - 1) > threshold)
-            row[name] = float((verdict if name == "aa" else verdict & (ratio > 1)).mean())
-            if name == "aa":
-                row["aa_significant"] = float((p < alpha).mean())
-        rows.append(row)
-    return {"simulations": simulations, "n": n, "rows": rows,
-            "m_for_target": next((r["m"] for r in rows if r["five"] >= TARGET_POWER), None)}
+        base = [side(c, n, m, 0.0) for c, n in zip(components, runs)]
+        cells = {}
+        for name, effects in (("aa", [0.0] * len(runs)), ("measured", [r - 1 for r in ratios]), ("five", [EFFECT] * len(runs))):
+            new = [side(c, n, m, e) for c, n, e in zip(components, runs, effects)]
+            p = np.column_stack([scipy.stats.ttest_ind(x, y, axis=1, equal_var=False).pvalue for x, y in zip(base, new)])
+            ratio = np.column_stack([y.mean(axis=1) / x.mean(axis=1) for x, y in zip(base, new)])
+            cells[name] = _verdicts(p, ratio, alpha, threshold)
+        for r, row in enumerate(out):
+            sig, changed, ratio = (x[:, r] for x in cells["aa"])
+            row.append({"m": m, "aa": float(changed.mean()), "aa_significant": float(sig.mean()),
+                        **{name: float((cells[name][1][:, r] & (cells[name][2][:, r] > 1)).mean()) for name in ("measured", "five")}})
+    return [{"simulations": simulations, "n": n, "rows": row,
+             "m_for_target": next((r["m"] for r in row if r["five"] >= TARGET_POWER), None)} for n, row in zip(runs, out)]
 
 
-def calibrate_between(arrays, slower=None, alpha=calibration.ALPHA, threshold=calibration.THRESHOLD, splits=SPLITS,
+def calibrate_between(groups, slower=None, alpha=calibration.ALPHA, threshold=calibration.THRESHOLD, splits=SPLITS,
                       until=None, trials=SEQUENTIAL_TRIALS, simulations=SIMULATIONS, seed=calibration.SEED):
-    """Everything above for one group: arrays (and slower) are per-invocation value arrays."""
-    if len(arrays) < 4:
-        raise BetweenError(f"{len(arrays)} invocations are too few for A/A between invocations (at least 4: 2 a side)")
+    """Everything above for one Holm family: groups (family.Group, 4+ invocations each, the same
+    columns) and optionally their slower counterparts in the same order. One result per row, each
+    computed under the whole family."""
+    rows = Rows(groups)
+    if rows.invocations < 4:
+        raise BetweenError(f"{rows.invocations} invocations are too few for A/A between invocations (at least 4: 2 a side)")
     rng = np.random.default_rng([seed, 20])
-    components = reruns.variance_components(arrays)
-    n = int(np.median([a.size for a in arrays]))
-    means = np.array([a.mean() for a in arrays])
+    slow = Rows(slower) if slower else None
     out = {"alpha": alpha, "threshold": threshold, "seed": seed, "tolerance": calibration.TOLERANCE,
-           "invocations": len(arrays), "runs_per_invocation": n, "mean": float(means.mean()),
-           "cv_of_invocation_means": float(means.std(ddof=1) / means.mean()),
-           "components": {"cv_within": components.cv_within, "cv_between": components.cv_between,
-                          "between_share": components.between_share, "f_p": components.f_p},
-           "aa": [aa(arrays, m, splits, alpha, threshold, rng) for m in SIZES if 2 * m <= len(arrays)],
-           "windows": [w for w in (windows(arrays, m, alpha, threshold) for m in SIZES) if w]}
-    ratio = 1.0 + EFFECT
-    if slower:
-        ratio = float(np.mean([a.mean() for a in slower]) / means.mean())
-        out["slower"] = {"invocations": len(slower), "ratio": ratio}
-        out["power"] = [power(arrays, slower, m, splits, alpha, threshold, rng) for m in SIZES
-                        if m <= min(len(arrays), len(slower))]
+           "family": {"rows": rows.labels, "columns": rows.columns, "size": len(rows.keys),
+                      "text": family.describe(rows.labels, rows.columns, alpha)}, "rows": []}
+    for label, arrays in zip(rows.labels, rows.arrays):
+        components = reruns.variance_components(arrays)
+        means = np.array([a.mean() for a in arrays])
+        out["rows"].append({"label": label, "invocations": len(arrays), "runs_per_invocation": int(np.median([a.size for a in arrays])),
+                            "mean": float(means.mean()), "cv_of_invocation_means": float(means.std(ddof=1) / means.mean()),
+                            "components": {"cv_within": components.cv_within, "cv_between": components.cv_between,
+                                           "between_share": components.between_share, "f_p": components.f_p}})
+    checks = [aa(rows, m, splits, alpha, threshold, rng) for m in SIZES if 2 * m <= rows.invocations]
+    out["aa_any_row"] = [{"m": c["m"], "splits": c["splits"], **c["any_row"]} for c in checks]
+    for r, row in enumerate(out["rows"]):
+        row["aa"] = [{"m": c["m"], "splits": c["splits"], **c["rows"][r]} for c in checks]
+        row["windows"] = [{"m": w["m"], "windows": w["windows"], **w["rows"][r]}
+                          for w in (windows(rows, m, alpha, threshold) for m in SIZES) if w]
+    ratios = [1.0 + EFFECT] * len(rows.keys)
+    if slow:
+        ratios = [float(np.mean([a.mean() for a in s]) / np.mean([a.mean() for a in b])) for b, s in zip(rows.arrays, slow.arrays)]
+        checks = [power(rows, slow, m, splits, alpha, threshold, rng) for m in SIZES if m <= min(rows.invocations, slow.invocations)]
+        for r, row in enumerate(out["rows"]):
+            row["slower"] = {"invocations": len(slow.arrays[r]), "ratio": ratios[r]}
+            row["power"] = [{"m": c["m"], "splits": c["splits"], **c["rows"][r]} for c in checks]
     if until is not None:
-        out["sequential"] = [sequential(arrays, None, until, alpha, threshold, trials, seed)]
-        if slower:
-            out["sequential"].append(sequential(arrays, slower, until, alpha, threshold, trials, seed))
-    out["simulated"] = simulate(components, n, ratio, alpha, threshold, simulations, seed)
+        out["sequential"] = [sequential(rows, None, until, alpha, threshold, trials, seed)]
+        if slow:
+            out["sequential"].append(sequential(rows, slow, until, alpha, threshold, trials, seed))
+    components = [reruns.variance_components(arrays) for arrays in rows.arrays]
+    for row, simulated in zip(out["rows"], simulate(components, [r["runs_per_invocation"] for r in out["rows"]], ratios,
+                                                     alpha, threshold, simulations, seed)):
+        row["simulated"] = simulated
     return out
 
 
@@ -231,68 +299,81 @@ def _r(rate):
     return f"{100 * rate['rate']:.1f} % ({100 * rate['ci_low']:.1f} … {100 * rate['ci_high']:.1f})"
 
 
-def tables(result):
-    """[(title, header, rows)] as text cells."""
-    c = result["components"]
+def tables(row):
+    """[(title, header, rows)] of one row of the family as text cells."""
+    c = row["components"]
     out = [("A/A: random splits of the invocations into two sides of M",
-            ["M", "splits", "old rule: p < alpha", "old: verdict not ~", "new rule: p < alpha", "new: verdict not ~",
-             "new within alpha ± 1.5"],
+            ["M", "splits", "old rule: Holm p < alpha", "old: verdict not ~", "new rule: Holm p < alpha", "new: verdict not ~",
+             "new within alpha / k ± 1.5"],
             [[str(r["m"]), str(r["splits"]), _r(r["old"]["significant"]), _r(r["old"]["changed"]),
               _r(r["new"]["significant"]), _r(r["new"]["changed"]), "yes" if r["within_tolerance"] else "NO"]
-             for r in result["aa"]])]
-    if result["windows"]:
+             for r in row["aa"]])]
+    if row["windows"]:
         out.append(("A/A: contiguous windows in date order (M against the next M)",
                     ["M", "windows", "old: p < alpha", "old: verdict not ~", "new: p < alpha", "new: verdict not ~"],
                     [[str(w["m"]), str(w["windows"]), str(w["old_significant"]), str(w["old"]), str(w["new_significant"]),
-                      str(w["new"])] for w in result["windows"]]))
-    if "power" in result:
-        out.append((f"power: M base against M slower invocations (measured change {100 * (result['slower']['ratio'] - 1):+.2f} %)",
+                      str(w["new"])] for w in row["windows"]]))
+    if "power" in row:
+        out.append((f"power: M base against M slower invocations (measured change {100 * (row['slower']['ratio'] - 1):+.2f} %)",
                     ["M", "splits", "old rule: 'slower'", "new rule: p < alpha", "new rule: 'slower'"],
                     [[str(r["m"]), str(r["splits"]), _r(r["old"]["slower"]), _r(r["new"]["significant"]), _r(r["new"]["slower"])]
-                     for r in result["power"]]))
-    if result.get("sequential"):
-        first = result["sequential"][0]
-        out.append((f"sequential (--until {first['until']:g} %): pairs added from M = {first['start']} until the CI "
-                    "half-width is below it or a side runs out",
-                    ["data", "trials", "largest M", "rate", "reruns: median", "mean", "stopped at the largest"],
-                    [["A/A: verdict not ~" if s["same"] else "slower: 'slower'", str(s["trials"]), str(s["max"]),
-                      _r(s["changed" if s["same"] else "slower"]), f"{s['reruns_median']:g}", f"{s['reruns_mean']:.1f}",
-                      str(s["stopped_at_max"])] for s in result["sequential"]]))
-    sim = result["simulated"]
-    out.append((f"simulated, new rule: lognormal at the measured CVs (within {100 * c['cv_within']:.2f} %, between "
-                f"{100 * c['cv_between']:.2f} %), n = {sim['n']}, {sim['simulations']} pairs per cell",
+                     for r in row["power"]]))
+    sim = row["simulated"]
+    out.append((f"simulated, new rule over the family: lognormal at the measured CVs (within {100 * c['cv_within']:.2f} %, "
+                f"between {100 * c['cv_between']:.2f} %), n = {sim['n']}, {sim['simulations']} pairs per cell",
                 ["M", "A/A: verdict not ~", "measured change: 'slower'", "+5 %: 'slower'"],
                 [[str(r["m"]), f"{100 * r['aa']:.1f} %", f"{100 * r['measured']:.1f} %", f"{100 * r['five']:.1f} %"]
                  for r in sim["rows"]]))
     return out
 
 
-def describe(result, label):
-    c = result["components"]
-    target = result["simulated"]["m_for_target"]
-    return (f"{label}: {result['invocations']} invocations of {result['runs_per_invocation']} runs (median), mean "
-            f"{result['mean']:.6g}; CV of the invocation means {100 * result['cv_of_invocation_means']:.2f} %; within-rerun CV "
+def family_tables(result):
+    """The family's own tables: A/A in any row, and the sequential rule."""
+    out = [("A/A: splits with a verdict other than ~ in any row of the family (Holm keeps this at alpha or below)",
+            ["M", "splits", "old rule", "new rule", "new within alpha ± 1.5"],
+            [[str(r["m"]), str(r["splits"]), _r(r["old"]), _r(r["new"]), "yes" if r["within_tolerance"] else "NO"]
+             for r in result["aa_any_row"]])]
+    if result.get("sequential"):
+        first = result["sequential"][0]
+        labels = result["family"]["rows"]
+        out.append((f"sequential (--until {first['until']:g} %): pairs added from M = {first['start']} until every row's CI "
+                    "half-width is below it or a side runs out",
+                    ["data", "row", "trials", "largest M", "rate", "reruns: median", "mean", "stopped at the largest"],
+                    [["A/A: verdict not ~" if s["same"] else "slower: 'slower'", label, str(s["trials"]), str(s["max"]),
+                      _r(r["changed" if s["same"] else "slower"]), f"{s['reruns_median']:g}", f"{s['reruns_mean']:.1f}",
+                      str(s["stopped_at_max"])] for s in result["sequential"] for label, r in zip(labels, s["rows"])]))
+    return out
+
+
+def describe(result, row):
+    c = row["components"]
+    target = row["simulated"]["m_for_target"]
+    return (f"{row['label']}: {row['invocations']} invocations of {row['runs_per_invocation']} runs (median), mean "
+            f"{row['mean']:.6g}; CV of the invocation means {100 * row['cv_of_invocation_means']:.2f} %; within-rerun CV "
             f"{100 * c['cv_within']:.2f} %, between-rerun CV {100 * c['cv_between']:.2f} % (between share "
             f"{100 * c['between_share']:.0f} %, F test p {c['f_p']:.2g}); alpha {result['alpha']}, threshold "
-            f"{100 * result['threshold']:g} %, seed {result['seed']}. Simulated: +5 % is flagged in "
+            f"{100 * result['threshold']:g} %, seed {result['seed']}. Simulated in this family: +5 % is flagged in "
             f"{100 * TARGET_POWER:.0f} %+ from M = {target if target else 'none up to ' + str(GRID[-1])}.")
 
 
 METHOD = ("old rule: runs of a side pooled, Welch t (scipy ttest_ind_from_stats); new rule: Welch t on the rerun means "
-          "(compare's rule with 2+ reruns a side); verdict not '~' when p < alpha and |ratio - 1| > threshold. Rates: exact "
-          "binomial 95 % CIs (scipy binomtest); splits share the invocations, so the CIs describe these invocations.")
+          "(compare's rule with 2+ reruns a side); both Holm over the family's rows in every split, as compare does; verdict "
+          "not '~' when the Holm p < alpha and |ratio - 1| > threshold. Rates: exact binomial 95 % CIs (scipy binomtest); "
+          "splits share the invocations, so the CIs describe these invocations.")
 
 
-def render(calibrations, fmt="text"):
+def render(result, fmt="text"):
     if fmt == "json":
-        return json.dumps([{"group": label, **result} for label, result in calibrations], indent=2)
-    parts = []
-    for label, result in calibrations:
-        head = describe(result, label)
+        return json.dumps(result, indent=2)
+    parts = [result["family"]["text"]]
+    for title, header, rows in family_tables(result):
+        parts.append((f"**{title}**" if fmt == "markdown" else title) + "\n\n" + calibration._table(header, rows, fmt))
+    for row in result["rows"]:
+        head = describe(result, row)
         parts.append("### " + head if fmt == "markdown" else head)
-        for title, header, rows in tables(result):
+        for title, header, rows in tables(row):
             parts.append((f"**{title}**" if fmt == "markdown" else title) + "\n\n" + calibration._table(header, rows, fmt))
-        parts.append(METHOD)
+    parts.append(METHOD)
     return "\n\n".join(parts)
 
 
@@ -307,30 +388,30 @@ def _measured(ax, rows, rule, key, colour, marker, label, shift):
     ax.errorbar([r["m"] + shift for r in rows], y, yerr=err, fmt=marker, color=colour, capsize=3, label=label)
 
 
-def figure(result, title):
+def figure(result, row, title):
     """A/A share of significant tests (left; should be alpha) and power against the measured slowdown
-    (right) against reruns per side: old and new rule measured on the real invocations, the new
-    rule simulated as a line."""
+    (right) against reruns per side for one row of the family: old and new rule measured on the real
+    invocations, the new rule simulated as a line."""
     from analysis.core import plots
 
-    sim = result["simulated"]["rows"]
+    sim = row["simulated"]["rows"]
     with plots.styled_figure(9.0, 4.0) as fig:
         left, right = fig.subplots(1, 2, sharex=True)
         left.plot([r["m"] for r in sim], [r["aa_significant"] for r in sim], "-", color=NEW, alpha=0.6,
                   label="new rule, simulated")
-        _measured(left, result["aa"], "new", "significant", NEW, "o", "new rule (rerun means), measured", -0.15)
-        _measured(left, result["aa"], "old", "significant", OLD, "s", "old rule (runs pooled), measured", 0.15)
+        _measured(left, row["aa"], "new", "significant", NEW, "o", "new rule (rerun means), measured", -0.15)
+        _measured(left, row["aa"], "old", "significant", OLD, "s", "old rule (runs pooled), measured", 0.15)
         left.axhline(result["alpha"], color="0.5", linestyle=":", linewidth=1)
         left.annotate(f"alpha {result['alpha']:g}", xy=(GRID[-1], result["alpha"]), xytext=(0, 3),
                       textcoords="offset points", ha="right", fontsize=7, color="0.4")
-        left.set_title(f"A/A: Welch p < {result['alpha']:g} with nothing changed")
+        left.set_title(f"A/A: Holm p < {result['alpha']:g} with nothing changed")
         left.set_ylabel("share of splits")
         left.legend(loc="upper right", frameon=False, fontsize=8)
-        if "power" in result:
-            change = 100 * (result["slower"]["ratio"] - 1)
+        if "power" in row:
+            change = 100 * (row["slower"]["ratio"] - 1)
             right.plot([r["m"] for r in sim], [r["measured"] for r in sim], "-", color=NEW, alpha=0.6)
-            _measured(right, result["power"], "new", "slower", NEW, "o", "new rule", -0.15)
-            _measured(right, result["power"], "old", "slower", OLD, "s", "old rule", 0.15)
+            _measured(right, row["power"], "new", "slower", NEW, "o", "new rule", -0.15)
+            _measured(right, row["power"], "old", "slower", OLD, "s", "old rule", 0.15)
             right.axhline(TARGET_POWER, color="0.5", linestyle=":", linewidth=1)
             right.legend(loc="lower right", frameon=False, fontsize=8)
             right.set_title(f"power: a real {change:+.1f} % change called 'slower'")
@@ -345,39 +426,47 @@ def figure(result, title):
     return fig
 
 
-def command(source, slower, out, fmt="text", plot_path=None, *, column=calibration.DEFAULT_COLUMN, alpha=calibration.ALPHA,
+def command(source, slower, out, fmt="text", plot_path=None, *, columns=family.DEFAULT_COLUMNS, alpha=calibration.ALPHA,
             threshold=calibration.THRESHOLD, until=None, splits=SPLITS, trials=SEQUENTIAL_TRIALS,
             simulations=SIMULATIONS, seed=calibration.SEED):
-    """`timekit calibrate RESULTS [--slower RESULTS]` when RESULTS holds 2+ invocations; returns 0."""
-    groups = invocations([source], column)
-    slow = invocations([slower], column) if slower is not None else {}
-    calibrations = []
-    for key, arrays in sorted(groups.items()):
-        if len(arrays) < 4:
-            continue
-        if slower is not None and key not in slow:
-            raise BetweenError(f"{slower}: has no runs of {key[0]} / {key[1]} (the slower side needs the same run "
-                               "definition and task names)")
-        calibrations.append((f"{key[0]} / {key[1]} ({column})",
-                             calibrate_between(arrays, slow.get(key), alpha, threshold, splits, until, trials, simulations, seed)))
-    if not calibrations:
-        raise BetweenError(f"{source}: no run definition and input with 4+ invocations of finished '{column}' runs")
-    print(render(calibrations, fmt), file=out)
+    """`timekit calibrate RESULTS [--slower RESULTS]` when RESULTS holds 2+ invocations; returns 0.
+    The family is what compare would form on two such directories: every column of every run
+    definition and input with 4+ invocations."""
+    groups = family.load_groups([source], columns, BetweenError)
+    usable = {key: g for key, g in sorted(groups.items()) if len(g.invocations) >= 4}
+    if not usable:
+        raise BetweenError(f"{source}: no run definition and input with 4+ invocations of finished {', '.join(columns)} runs")
+    slow = None
+    if slower is not None:
+        found = family.load_groups([slower], columns, BetweenError)
+        missing = [key for key in usable if key not in found]
+        if missing:
+            raise BetweenError(f"{slower}: has no runs of {missing[0][0]} / {missing[0][1]} (the slower side needs the same "
+                               "run definition and task names)")
+        slow = [found[key] for key in usable]
+    result = calibrate_between(list(usable.values()), slow, alpha, threshold, splits, until, trials, simulations, seed)
+    left_out = sorted(set(groups) - set(usable))
+    if left_out:
+        result["family"]["left_out"] = [f"{r} / {i}: {len(groups[(r, i)].invocations)} invocations" for r, i in left_out]
+        result["family"]["text"] += (f" Left out (fewer than 4 invocations; compare would count them too): "
+                                     f"{'; '.join(result['family']['left_out'])}.")
+    print(render(result, fmt), file=out)
     if plot_path is not None:
         from analysis.core import plots
 
-        label, result = calibrations[0]
-        title = f"{label}: {result['invocations']} invocations; error bars: 95 % binomial CIs; line: simulated"
+        row = result["rows"][0]
+        title = (f"{row['label']} in a Holm family of {result['family']['size']}: {row['invocations']} invocations; "
+                 "error bars: 95 % binomial CIs; line: simulated")
         try:
-            Path(plot_path).write_bytes(plots.to_png(figure(result, title)))
+            Path(plot_path).write_bytes(plots.to_png(figure(result, row, title)))
         except OSError as e:
             raise BetweenError(f"{plot_path}: cannot write the plot: {e.strerror}") from None
     return 0
 
 
-def holds_invocations(source, column=calibration.DEFAULT_COLUMN):
+def holds_invocations(source, columns=family.DEFAULT_COLUMNS):
     """Whether a path holds 2+ invocations of some run definition and input (between mode)."""
     path = Path(str(source))
     if not path.exists():
         return False
-    return any(len(arrays) >= 2 for arrays in invocations([path], column).values())
+    return any(len(g.invocations) >= 2 for g in family.load_groups([path], columns, BetweenError).values())

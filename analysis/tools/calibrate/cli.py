@@ -27,11 +27,15 @@ def add_parser(commands):
                              "drift between invocations (--drift), wrong verdicts counted per claim and preset")
     calibrate.add_argument("--drift", type=probability, default=DRIFT,
                            help="with --claims: CV of a mean between invocations (default %(default)s, measured here)")
-    calibrate.add_argument("--column", default="cputime", help="column whose CV is used (default: cputime)")
+    calibrate.add_argument("--column", action="append", dest="columns",
+                           help="column of the command calibrated (repeatable; default: compare's and ab's, cputime and "
+                                "walltime); all of them form one Holm family, as in compare")
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
     calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
     calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
+    calibrate.add_argument("--until-decided", action="store_true",
+                           help="between invocations, with --slower: the sequential rule of ab --until-decided, resampled")
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
     calibrate.add_argument("--format", choices=["text", "markdown", "json"], default="text")
 
@@ -40,15 +44,37 @@ def run(args):
     from analysis.tools.calibrate import within as calibration
     from analysis.tools.calibrate import between as calibration_between
     from analysis.tools.calibrate import claims as claims_calibration
+    from analysis.tools.calibrate import family
 
     if args.claims:
         specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
         outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
         print(claims_calibration.render(outcomes, args.format))
         return 0
-    if args.results is not None and calibration_between.holds_invocations(args.results, args.column):
-        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, column=args.column,
+    columns = tuple(args.columns or family.DEFAULT_COLUMNS)
+    if args.until_decided:
+        return _until_decided(args, columns)
+    if args.results is not None and calibration_between.holds_invocations(args.results, columns):
+        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold, until=args.until)
     source = args.cv if args.cv is not None else args.results
-    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, column=args.column,
+    return calibration.calibration_command(source, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold)
+
+
+def _until_decided(args, columns):
+    import json
+
+    from analysis.tools.calibrate import family, until_decided
+    from analysis.tools.calibrate.between import BetweenError
+
+    if args.results is None or args.slower is None:
+        raise BetweenError("--until-decided needs a directory of 4+ invocations and --slower invocations")
+    base = family.load_groups([args.results], columns, BetweenError)
+    slower = family.load_groups([args.slower], columns, BetweenError)
+    keys = [k for k, g in sorted(base.items()) if len(g.invocations) >= 4 and k in slower]
+    if not keys:
+        raise BetweenError(f"{args.results} and {args.slower}: no run definition and input with 4+ invocations on both")
+    result = until_decided.check([base[k] for k in keys], [slower[k] for k in keys], args.alpha, args.threshold)
+    print(json.dumps(result, indent=2, default=str) if args.format == "json" else until_decided.render(result))
+    return 0

@@ -48,7 +48,6 @@ TOLERANCE = 0.015        # the A/A rate must lie within alpha +- this
 SYNTHETIC_N = 30         # size of the synthetic sample when only a CV is given
 MIN_N = 10               # smallest measured sample calibrate() accepts (halves of 5)
 SEED = 0
-DEFAULT_COLUMN = "cputime"
 
 
 class CalibrationError(UserError):
@@ -150,9 +149,16 @@ def analytic_verdict_power(cv, n, effect, alpha=ALPHA, threshold=THRESHOLD):
 
 
 def calibrate(source, alpha=ALPHA, threshold=THRESHOLD, splits=SPLITS, draws=DRAWS, simulations=SIMULATIONS,
-              sizes=SIZES, effects=EFFECTS, seed=SEED):
+              sizes=SIZES, effects=EFFECTS, seed=SEED, family_size=1):
     """The A/A rates and the power table, from a sample of run times (array-like) or a CV (number,
-    a fraction: 0.012 = 1.2 %; a seeded synthetic lognormal sample of SYNTHETIC_N stands in)."""
+    a fraction: 0.012 = 1.2 %; a seeded synthetic lognormal sample of SYNTHETIC_N stands in).
+    In a Holm family of `family_size` rows (compare's rows over its columns), the row is judged at
+    alpha / family_size: Holm's level for a row when no other row is significant, which is the A/A
+    case and, when only this column slows down, the power case too; when other rows are significant
+    as well, Holm lets this row through at up to alpha, so the power here is then a lower bound."""
+    family_size = max(1, int(family_size))
+    row_alpha, alpha_family = alpha / family_size, alpha
+    alpha = row_alpha
     if isinstance(source, numbers.Real):
         cv = float(source)
         if not 0 < cv < 1:
@@ -181,7 +187,8 @@ def calibrate(source, alpha=ALPHA, threshold=THRESHOLD, splits=SPLITS, draws=DRA
                           "analytic_significant": analytic_power(cv, n, effect, alpha),
                           "analytic_slower": analytic_verdict_power(cv, n, effect, alpha, threshold)})
     return {
-        "alpha": alpha, "threshold": threshold, "seed": seed, "tolerance": TOLERANCE, "noise": "lognormal",
+        "alpha": alpha_family, "family_size": family_size, "row_alpha": row_alpha,
+        "threshold": threshold, "seed": seed, "tolerance": TOLERANCE, "noise": "lognormal",
         "sample": {"source": kind, "n": int(values.size), "mean": mean, "cv": sample_cv},
         "cv": cv,
         "aa": [aa_splits(values, splits, alpha, threshold, seed),
@@ -229,8 +236,10 @@ def _table(header, rows, fmt):
 
 def describe(result, label=""):
     s = result["sample"]
+    k = result.get("family_size", 1)
+    family = f" in a Holm family of {k} rows: tested at {result['row_alpha']:.3g}" if k > 1 else ""
     return (f"{label + ': ' if label else ''}{s['n']} runs ({s['source']}), mean {s['mean']:.6g}, CV {_pct(s['cv'], 2)}; "
-            f"alpha {result['alpha']}, threshold {_pct(result['threshold'], 0)}, seed {result['seed']}")
+            f"alpha {result['alpha']}{family}, threshold {_pct(result['threshold'], 0)}, seed {result['seed']}")
 
 
 def method(result):
@@ -267,7 +276,7 @@ def power_figure(result, title=""):
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"]
     with plots.styled_figure(9.0, 4.0) as fig:
         left, right = fig.subplots(1, 2, sharey=True)
-        cv, alpha, threshold = result["cv"], result["alpha"], result["threshold"]
+        cv, alpha, threshold = result["cv"], result.get("row_alpha", result["alpha"]), result["threshold"]
         effects = sorted({r["effect"] for r in result["power"]})
         for colour, effect in zip(colours, effects):
             rows = [r for r in result["power"] if r["effect"] == effect]
@@ -304,10 +313,11 @@ def _source_kind(source):
         return Path(text)
 
 
-def calibration_command(source, out=None, format="text", plot_path=None, *, column=DEFAULT_COLUMN, alpha=ALPHA,
+def calibration_command(source, out=None, format="text", plot_path=None, *, columns=compare_mod.DEFAULT_COLUMNS, alpha=ALPHA,
                         threshold=THRESHOLD, splits=SPLITS, draws=DRAWS, simulations=SIMULATIONS, seed=SEED):
     """`timekit calibrate`: source is a CV or a result set (result file, directory, sweep); for a
-    result set, one calibration per run definition and input at its measured CV of `column`.
+    result set, one calibration per run definition, input and column at its measured CV, all of them
+    one Holm family as compare forms it (a CV alone stands for one input measured in `columns`).
     Prints the tables, writes the power figure of the first one to plot_path; returns 0 (bad input
     raises CalibrationError, a PipelineError: one line and exit 2 in the CLI)."""
     import sys
@@ -317,12 +327,13 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
     kind = _source_kind(source)
     calibrations, skipped = [], []
     if isinstance(kind, float):
-        calibrations.append((f"CV {100 * kind:g} %", calibrate(kind, alpha, threshold, splits, draws, simulations, seed=seed)))
+        calibrations.append((f"CV {100 * kind:g} %", calibrate(kind, alpha, threshold, splits, draws, simulations, seed=seed,
+                                                               family_size=len(columns))))
     else:
         if not kind.exists():
             raise CalibrationError(f"{kind}: no such file or directory (give a result set or a CV such as 0.012)")
         try:
-            sets = history.load_result_sets([kind], [column])
+            sets = history.load_result_sets([kind], list(columns))
         except history.HistoryError as e:
             raise CalibrationError(str(e)) from None
         if len(sets) != 1:
@@ -331,19 +342,21 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
                                    "this calibration takes one (give one of its result files); between invocations: "
                                    "a directory with 4+ invocations of one run definition and input")
         tables, conditions = sets[0].tables, sets[0].conditions
-        if not any(column in t.columns for t in tables):
-            raise CalibrationError(f"{kind}: no result file has a column '{column}'")
-        groups = compare_mod.groups(tables, conditions, (column,))
-        for (rundefinition, name, _), (values, left_out) in sorted(groups.items()):
+        missing = [c for c in columns if not any(c in t.columns for t in tables)]
+        if missing:
+            raise CalibrationError(f"{kind}: no result file has a column '{missing[0]}' (choose columns with --column)")
+        groups = compare_mod.groups(tables, conditions, tuple(columns))
+        rows = sorted(groups.items(), key=lambda item: (columns.index(item[0][2]), item[0][:2]))  # compare's order
+        for (rundefinition, name, column), (values, left_out) in rows:
             label = f"{rundefinition} / {name} ({column})"
             if values.size < MIN_N or not np.ptp(values) > 0:
                 skipped.append(f"{label}: {values.size} finished runs{' without spread' if values.size >= MIN_N else ''}, "
                                f"not calibrated (needs {MIN_N}+)")
                 continue
             calibrations.append((label + (f", {left_out} left out" if left_out else ""),
-                                 calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed)))
+                                 calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed, family_size=len(rows))))
         if not calibrations:
-            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ finished runs of '{column}'")
+            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ finished runs of {', '.join(columns)}")
     stream = out or sys.stdout
     print(render(calibrations, format), file=stream)
     if skipped and format != "json":

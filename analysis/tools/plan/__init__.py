@@ -1,0 +1,1 @@
+"""`timekit plan`: how many benchexec invocations and runs a comparison needs, from a pilot."""

@@ -1,0 +1,49 @@
+"""`timekit ab --until-decided`: looks after every pair, stops when every row is decided, and says
+what each verdict cost and what would decide an undecided row."""
+
+import json
+
+import pytest
+
+from analysis.tools.plan import ab_looks
+from tests.helpers import REPO
+from tests.test_ab import definitions, finish, start
+
+RECORDED = REPO / "docs" / "calibration-between"
+
+
+@pytest.mark.unit
+def test_a_look_at_the_recorded_ab_run_decides_the_slowdown_and_advises_on_walltime():
+    looks = ab_looks.look(RECORDED, ("cputime", "walltime"), 0.05, 0.02, 24)
+    cputime, walltime = looks
+    assert cputime.row == "runexec / x (cputime)" and cputime.decision.verdict == "slower"
+    assert 3 <= cputime.decision.reruns < 24 and cputime.runs == 2 * 10 * cputime.decision.reruns
+    assert not walltime.decision.decided and walltime.decision.reruns == 24
+    text = ab_looks.advice(RECORDED, walltime, ("cputime", "walltime"), 0.05, 0.02)
+    assert "invocations a side" in text and "timekit plan" in text
+
+
+@pytest.mark.benchexec
+def test_until_decided_stops_once_a_doubled_input_is_slower(programs, scratch):
+    base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
+    out, log_path = scratch / "ab", scratch / "ab.log"
+    with open(log_path, "w") as log:
+        code = finish(start(base, new, "--until-decided", "--max-reruns", "6", "--output", out, "--column", "cputime", log=log))
+    text = log_path.read_text()
+    assert code == 1, text
+    manifest = json.loads((out / "ab.json").read_text())
+    assert manifest["reruns"] == 3 and manifest["until_decided"], manifest["reruns"]
+    assert "every row decided after 3 reruns per side" in text and "runexec / x (cputime): slower at M = 3" in text, text
+    assert "cost: 3 invocations and 9 runs a side" in text, text
+
+
+@pytest.mark.benchexec
+def test_until_decided_within_a_budget_ends_inconclusive_and_says_what_would_decide(programs, scratch):
+    base, new = definitions(scratch, runs=3)   # the same input: nothing to find
+    out, log_path = scratch / "ab", scratch / "ab.log"
+    with open(log_path, "w") as log:
+        code = finish(start(base, new, "--until-decided", "--budget", "1s", "--output", out, "--column", "cputime", log=log))
+    text = log_path.read_text()
+    assert code == 0, text
+    assert "does not fit another pair" in text and "inconclusive at M = 3" in text, text
+    assert "would decide it:" in text and "invocations a side" in text, text

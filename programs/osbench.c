@@ -11,7 +11,7 @@
  *                  traps to the hypervisor in a VM), LFENCE;RDTSCP;LFENCE (the pattern every
  *                  other measurement here uses), clock_gettime(CLOCK_MONOTONIC) (vDSO) and
  *                  clock() (a system call)
- *   loop           one iteration of an empty counted loop; also the dependent-add chain
+ *   loop           one iteration of an empty counted loop; also kit.h's dependent-add chain
  *   call           a call of a noinline function with 0..7 int arguments, result consumed
  *   syscall        syscall(SYS_getppid) (enters the kernel) and a vDSO clock_gettime call
  *   process        fork+_exit and fork+exec(osbench_exit), until waitpid returns
@@ -31,8 +31,9 @@
  * RDTSCP, regions are timed with LFENCE;RDTSCP;LFENCE and TSC ticks are converted to ns with
  * a TSC rate calibrated against CLOCK_MONOTONIC_RAW; RDTSCP's TSC_AUX (the CPU number on
  * Linux) at both ends counts migrations. Elsewhere clock_gettime(CLOCK_MONOTONIC) and
- * sched_getcpu() do both jobs. TSC ticks are not core cycles: `core-ghz` comes from a
- * dependent-add chain (one add per core cycle), the only source of cycle figures.
+ * sched_getcpu() do both jobs. TSC ticks are not core cycles: the core clock comes from kit.h's
+ * probe (chains of dependent adds and of imul, and perf's cycle counter where there is a PMU),
+ * which prints `core-ghz` only where its estimates agree; it is the only source of cycle figures.
  * The process pins itself to the first CPU it is allowed on before measuring. Every measurement
  * takes `use-tsc=0`, which forces the clock_gettime path (as where the TSC is not invariant).
  *
@@ -205,7 +206,6 @@ static const struct measure *read_params(const char *path)
 
 static int use_tsc;
 static double ticks_per_ns = 1.0;
-static double core_ghz;
 static long long migrations, regions;
 
 typedef struct {
@@ -254,35 +254,17 @@ static double median_of(double *v, int n)
     return pct(v, n, 0.5);
 }
 
-/* n iterations of 8 dependent adds: 8 core cycles per iteration whatever the TSC rate */
-static OPAQUE uint64_t add_chain(uint64_t n)
-{
-    uint64_t x = 0;
-    for (uint64_t i = 0; i < n; i++) {
-#if defined(__x86_64__)
-        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
-#else
-        for (int k = 0; k < 8; k++) {
-            __asm__ volatile("" : "+r"(x));
-            x += 1;
-        }
-#endif
-    }
-    return x;
-}
-
-/* ns per dependent add, one value per sample */
+/* ns per dependent add of the kit's add chain (kit.h: 1 core cycle each), one value per sample */
 static void add_samples(double *out, int n)
 {
-    const uint64_t iters = 250000;
-    sink += add_chain(iters / 10); /* warm-up */
+    const uint64_t iters = 125000;
+    sink += kit_chain_add(iters / 10); /* warm-up */
     for (int s = 0; s < n; s++) {
         stamp_t a = stamp();
-        uint64_t x = add_chain(iters);
+        uint64_t x = kit_chain_add(iters);
         stamp_t b = stamp();
         sink += x;
-        out[s] = since(a, b) / (8.0 * (double)iters);
+        out[s] = since(a, b) / ((double)KIT_CHAIN_OPS * (double)iters);
     }
 }
 
@@ -307,10 +289,9 @@ static void setup_time(void)
 #endif
     printf("timer-source=%s\n", use_tsc ? "tsc" : "clock_gettime");
     if (use_tsc) printf("tsc-ghz=%.6f\n", ticks_per_ns);
-    double adds[11];
-    add_samples(adds, 11);
-    core_ghz = 1.0 / median_of(adds, 11);
-    printf("core-ghz=%.4f\n", core_ghz);
+    struct kit_core_clock clock;
+    kit_core_clock(&clock);
+    kit_print_core_clock(&clock);
 }
 
 /* ------------------------------------------------------------------------------------------

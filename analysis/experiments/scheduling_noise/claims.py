@@ -10,8 +10,9 @@ import numpy as np
 import scipy.stats
 
 from analysis.core import verdicts
+from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading
 from analysis.core.report import Finding
-from analysis.core.verdicts import Estimate
+from analysis.core.verdicts import ClaimSpec, Estimate
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
 from analysis.experiments.scheduling_noise.period import BIN_MS
 
@@ -31,6 +32,12 @@ def _point(value, what, grid=0.0):
     point, widened by its grid, and the evidence says so."""
     return Estimate(value, value, value, unit="pooled", grid=grid, method=what)
 
+
+# the quantities and machine facts the TSC findings rest on (analysis.core.instruments)
+TSC_CYCLES = ClaimSpec("scheduling-noise: the TSC counts core cycles (within 5 %)", "no_effect", CYCLES_TOLERANCE,
+                       confidence=0.90, instruments=(X86_64, TSC_INVARIANT, CORE_CLOCK))
+TSC_FREQUENCY = ClaimSpec("scheduling-noise: the TSC rate is the kernel's (within 1 %)", "no_effect", TSC_TOLERANCE,
+                          confidence=0.90, instruments=(X86_64,))
 
 TIMER_CLAIM = "The timer interrupts the process every 1 ms (seed 004, A1.1)"
 TSC_FREQUENCY_CLAIM = "The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 % (kit check)"
@@ -109,24 +116,33 @@ def time_lost_per_ms(gaps):
     )
 
 
+def _readings(clocks):
+    return {"architecture": clocks.arch, "TSC invariant": Reading(clocks.invariant), "core clock": clocks.core_reading}
+
+
 def tsc_counts_cycles(clocks):
+    claim = "The TSC counts the CPU's cycles (seed 004, A1 introduction)"
+    why = TSC_CYCLES.untestable(_readings(clocks))
+    if why:
+        return Finding(claim, "not testable here", why)
     core, tsc = clocks.core, clocks.tsc
-    if not (np.isfinite(core) and np.isfinite(tsc)):
-        return None
+    if not np.isfinite(tsc):
+        return Finding(claim, "not testable here", "no run measured the TSC rate")
     ratio = core / tsc
     judged = verdicts.no_effect(_point(ratio, "core clock / TSC rate, medians over the runs"), CYCLES_TOLERANCE)
     return Finding(
-        "The TSC counts the CPU's cycles (seed 004, A1 introduction)",
-        judged.verdict if clocks.invariant else "inconclusive",
-        f"core clock {core / 1e6:.0f} MHz from dependent adds, TSC {tsc / 1e6:.1f} MHz; the TSC is "
-        + ("invariant (constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does"
-           if clocks.invariant else "not invariant here, so the two can coincide and nothing is decided")
-        + f". {judged.evidence}",
+        claim, judged.verdict,
+        f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
+        "(constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does. "
+        f"{judged.evidence}",
     )
 
 
 def tsc_frequency_is_the_kernels(clocks):
     deviation, (label, hz) = clocks.deviation, clocks.reference
+    why = TSC_FREQUENCY.untestable(_readings(clocks))
+    if why:
+        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", why)
     if not np.isfinite(deviation):
         return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable")
     judged = verdicts.no_effect(_point(1 + deviation, "measured TSC rate / the kernel's, medians over the runs"),

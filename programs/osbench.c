@@ -14,7 +14,8 @@
  *   loop           one iteration of an empty counted loop; also kit.h's dependent-add chain
  *   call           a call of a noinline function with 0..7 int arguments, result consumed
  *   syscall        syscall(SYS_getppid) (enters the kernel) and a vDSO clock_gettime call
- *   process        fork+_exit and fork+exec(osbench_exit), until waitpid returns
+ *   process        fork+_exit and fork+exec(osbench_exit), until waitpid returns (fork+exec only
+ *                  where the kernel can exec osbench_exit: not a cross-built one under qemu-user)
  *   thread         pthread_create+pthread_join of a thread that returns at once
  *   ctxsw-process  two processes on one CPU pass a byte through two pipes; one process
  *                  writing and reading its own pipe is the cost without a switch:
@@ -380,18 +381,15 @@ static void per_call(uint64_t (*fn)(long), long iters, double *out, long samples
     }
 }
 
+#if defined(__x86_64__)
 /* one complete pattern (start and end stamp), as a program using it pays for it */
 static OPAQUE uint64_t cpuid_pattern_calls(long n)
 {
     uint64_t acc = 0;
-#if defined(__x86_64__)
     for (long i = 0; i < n; i++) {
         uint64_t t0 = cpuid_rdtsc();
         acc += rdtscp_cpuid() - t0;
     }
-#else
-    (void)n;
-#endif
     return acc;
 }
 
@@ -405,6 +403,7 @@ static OPAQUE uint64_t lfence_pattern_calls(long n)
     }
     return acc;
 }
+#endif
 
 static void m_timer(void)
 {
@@ -603,7 +602,7 @@ static double one_process(int exec)
     if (pid == 0) {
         if (exec) {
             execl(exit_program, "osbench_exit", (char *)NULL);
-            _exit(127);
+            _exit(errno == ENOEXEC ? 126 : 127);
         }
         _exit(0);
     }
@@ -615,19 +614,41 @@ static double one_process(int exec)
     return since(a, b);
 }
 
+/* 1 if this kernel can exec osbench_exit; 0 (said in exec-note) where the binary's format is foreign
+ * to it: a cross-built osbench under qemu-user without binfmt_misc, whose exec the host kernel runs */
+static int can_exec(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) die("fork failed: %s", strerror(errno));
+    if (pid == 0) {
+        execl(exit_program, "osbench_exit", (char *)NULL);
+        _exit(errno == ENOEXEC ? 126 : 127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) die("waitpid failed: %s", strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
+        printf("exec-note=cannot exec %s: %s (a binary of another architecture, run by qemu-user without "
+               "binfmt_misc?): fork+exec not measured\n", exit_program, strerror(ENOEXEC));
+        return 0;
+    }
+    return 1;
+}
+
 static void m_process(void)
 {
     find_exit_program();
     printf("exec-target=osbench_exit\n");
+    int exec = can_exec();
     long samples = param[P_SAMPLES];
     double *fe = samples_array(samples), *fx = samples_array(samples);
     for (long s = -param[P_WARMUP]; s < samples; s++) {
-        double a = one_process(0), b = one_process(1);
+        double a = one_process(0), b = exec ? one_process(1) : 0;
         if (s >= 0) fe[s] = a, fx[s] = b;
     }
     emit("fork-exit", "ns", fe, (int)samples);
-    emit("fork-exec", "ns", fx, (int)samples);
-    emit_main("fork-exec", "ns", fx, (int)samples);
+    if (exec) emit("fork-exec", "ns", fx, (int)samples);
+    emit_main(exec ? "fork-exec" : "fork-exit", "ns", exec ? fx : fe, (int)samples);
     free(fe);
     free(fx);
 }

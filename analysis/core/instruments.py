@@ -10,29 +10,33 @@ where it gave no trustworthy value. ClaimSpec.untestable(readings) is the reason
 plots show a figure only where its check passes (usable).
 
 The core clock is read here once for both experiments that state figures in cycles (os-microbench,
-scheduling-noise): programs/kit.h's probe prints it as `core-ghz` only where a chain of dependent
-adds, a chain of imul (3 cycles each) and, where there is a hardware PMU, perf's cycle counter
-agree; otherwise `core-clock-note` says why, with the figures. Results of older programs carry one
-figure from a chain of add-immediate (`core-ghz`, or the tracer's `core-clock` in Hz), which some
-CPUs run several per cycle: it is used only as unverified, and only inside the physical range.
+scheduling-noise): programs/kit.h's probe prints every estimate (a chain of dependent adds, a chain
+of imul, 3 cycles each, and perf's cycle counter where there is a hardware PMU) and `core-ghz` only
+where they agree; core_clock judges the printed estimates by the same rule, so the reason comes
+with the figures. Results of older programs carry one figure from a chain of add-immediate
+(`core-ghz`, or the tracer's `core-clock` in Hz), which some CPUs run several per cycle: it is used
+only as unverified, and only inside the physical range.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from analysis.core.fmt import binary_size
 
-# the physical range of a core clock and the agreement of its estimates: the same as KIT_GHZ_MIN,
-# KIT_GHZ_MAX and KIT_CLOCK_AGREE in programs/kit.h (tests/test_instruments.py compares them)
+# the physical range of a core clock, the agreement of its estimates and the margin around cpufreq's
+# range: KIT_GHZ_MIN, KIT_GHZ_MAX, KIT_CLOCK_AGREE and KIT_CPUFREQ_MARGIN in programs/kit.h, which
+# judges the estimates the same way (tests/test_instruments.py compares both)
 GHZ_MIN, GHZ_MAX = 0.1, 7.0
 CLOCK_AGREE = 0.05
+CPUFREQ_MARGIN = 2.0
 CHECK_CHAINS = ("imul", "eor", "xor")  # the second chain: x86-64, aarch64, plain C (kit.h)
-#: the result columns the probe prints (every one of them optional)
-CLOCK_KEYS = ("arch", "core-ghz", "core-clock-note", "core-ghz-add", *(f"core-ghz-{c}" for c in CHECK_CHAINS),
-              "core-ghz-perf", "core-ghz-perf-note", "cpufreq-min-ghz", "cpufreq-max-ghz")
+#: the result columns the probe prints (every one optional; its notes, which hold blanks, are for the log only)
+CLOCK_KEYS = ("arch", "core-ghz", "core-ghz-add", *(f"core-ghz-{c}" for c in CHECK_CHAINS), "core-ghz-perf",
+              "cpufreq-min-ghz", "cpufreq-max-ghz")
 LEGACY = "one add-immediate chain, not cross-checked: recorded before the kit's two-chain probe"
 
 
@@ -109,23 +113,55 @@ def _number(values, key):
 
 def core_clock(values):
     """The core clock in GHz as a Reading, from what the probe printed (`values`: key -> value of a
-    run, or of runs combined; numbers may be floats or text). Older results: their one figure,
-    `core-ghz` or the tracer's `core-clock` (Hz), marked as not cross-checked."""
-    note = values.get("core-clock-note")
-    if isinstance(note, str) and note:
-        return Reading(problem=note)
+    run, or of runs combined). The estimates are judged as kit.h judges them (agreement, and the
+    cpufreq range where /sys had one; the physical range is CORE_CLOCK's check). Older results:
+    their one figure, `core-ghz` or the tracer's `core-clock` (Hz), marked as not cross-checked."""
     add, ghz = _number(values, "core-ghz-add"), _number(values, "core-ghz")
     if add is None:
         legacy = ghz if ghz is not None else (_number(values, "core-clock") or math.nan) / 1e9
         return Reading(legacy, how=LEGACY) if math.isfinite(legacy) else Reading()
-    if ghz is None:
-        return Reading(problem="core clock not measured here: the probe printed neither core-ghz nor a note")
-    chain = next((c for c in CHECK_CHAINS if _number(values, f"core-ghz-{c}") is not None), None)
-    perf, perf_note = _number(values, "core-ghz-perf"), values.get("core-ghz-perf-note")
-    how = f"add chain {add:.3f} GHz" + (f", {chain} chain {_number(values, f'core-ghz-{chain}'):.3f} GHz" if chain else "")
-    how += f", perf cycles {perf:.3f} GHz" if perf is not None else (
-        f"; no perf cycles: {perf_note.split(': ', 1)[-1]}" if isinstance(perf_note, str) and perf_note else "")
-    return Reading(ghz, how=how)
+    estimates = {"add chain": add}
+    estimates.update({f"{c} chain": _number(values, f"core-ghz-{c}") for c in CHECK_CHAINS
+                      if _number(values, f"core-ghz-{c}") is not None})
+    perf = _number(values, "core-ghz-perf")
+    if perf is not None:
+        estimates["perf cycles"] = perf
+    figures = ", ".join(f"{name} {value:.3f} GHz" for name, value in estimates.items())
+    problem = _disagreement(estimates, figures) or _outside_cpufreq(estimates, figures, values)
+    if problem:
+        return Reading(problem=f"core clock not measured here: {problem}")
+    return Reading(ghz if ghz is not None else add,
+                   how=figures + ("" if perf is not None else "; no perf cycles (no hardware PMU exposed, or not permitted)"))
+
+
+def core_clock_of_runs(runs):
+    """The core clock of several runs (each one's printed values): the median over the runs whose
+    clock passes its check, else the reading of the first run that has one (it says why not)."""
+    readings = [core_clock(values) for values in runs]
+    good = [r for r in readings if usable(CORE_CLOCK, r) is not None]
+    if not good:
+        return next((r for r in readings if r.problem or r.value is not None), Reading())
+    if len(readings) == 1:
+        return good[0]
+    return Reading(statistics.median(r.value for r in good), how=f"median of the {len(good)} of {len(readings)} runs whose clock passed its check; "
+                               f"one of them: {good[0].how}")
+
+
+def _disagreement(estimates, figures):
+    low, high = min(estimates.values()), max(estimates.values())
+    if len(estimates) < 2:
+        return f"{figures}: no second chain to check it"
+    if (high - low) / low > CLOCK_AGREE:
+        return f"{figures} disagree by {100 * (high - low) / low:.0f} % (more than {100 * CLOCK_AGREE:.0f} %)"
+    return ""
+
+
+def _outside_cpufreq(estimates, figures, values):
+    low, high = _number(values, "cpufreq-min-ghz"), _number(values, "cpufreq-max-ghz")
+    if (low and min(estimates.values()) < low / CPUFREQ_MARGIN) or (high and max(estimates.values()) > high * CPUFREQ_MARGIN):
+        return (f"{figures}: outside the kernel's cpufreq range {low or math.nan:.3f}–{high or math.nan:.3f} GHz (with a "
+                f"factor {CPUFREQ_MARGIN:g} either side for boost and throttling)")
+    return ""
 
 
 def architecture(values):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from analysis.core import instruments
 from analysis.core.instruments import CORE_CLOCK, Reading
 from analysis.core.stats import summarize
@@ -20,7 +18,7 @@ from analysis.core.tasks import input_of
 from analysis.experiments.os_microbench.output import (
     BW_KEYS, INFO_KEYS, INVOCATION, LAT_KEYS, MAX_POINTS, MEASURES, VARIANTS, variant_keys)
 
-PROBE_KEYS = (*instruments.CLOCK_KEYS, "tsc-ghz", INVOCATION)
+PROBE_KEYS = ("measure", *instruments.CLOCK_KEYS, "tsc-ghz", INVOCATION)
 
 
 def _runs(tables):
@@ -153,7 +151,7 @@ def collect(tables):
     """
     valid_runs, excluded = _runs(tables)
     data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None,
-            "probes": [{k: v[k] for k in PROBE_KEYS if k in v} for _, v in valid_runs]}
+            "probes": [{"measure": m, **{k: v[k] for k in PROBE_KEYS if k in v}} for m, v in valid_runs]}
     measures = list(MEASURES) + sorted({m for m, _ in valid_runs} - set(MEASURES))
     for measure in measures:
         rows = [v for m, v in valid_runs if m == measure]
@@ -178,17 +176,13 @@ def collect(tables):
 
 def clock_reading(data, measure=None):
     """The core clock (instruments.Reading, GHz) of ``measure``'s runs; where they printed none (or
-    measure is None), the median over every measurement whose clock passed its check."""
-    if measure is not None:
-        own = instruments.core_clock(data["info"].get(measure, {}))
-        if own.value is not None or own.problem:
-            return own
-    readings = [instruments.core_clock(info) for info in data["info"].values()]
-    good = [r for r in readings if instruments.usable(CORE_CLOCK, r) is not None]
-    if good:
-        return Reading(float(np.median([r.value for r in good])),
-                       how=f"median over {len(good)} measurements' runs; {good[0].how}")
-    return next((r for r in readings if r.problem or r.value is not None), Reading())
+    measure is None), of every run."""
+    probes = data.get("probes", [])
+    own = [p for p in probes if p.get("measure") == measure]
+    reading = instruments.core_clock_of_runs(own)
+    if reading.value is not None or reading.problem:
+        return reading
+    return instruments.core_clock_of_runs(probes)
 
 
 def core_ghz(data, measure):

@@ -49,23 +49,12 @@ def clocks(runs, facts):
     reference = next(((label, value) for label, value, exact in references if exact),
                      references[0][:2] if references else (None, math.nan))
     deviation = (tsc - reference[1]) / reference[1] if np.isfinite(reference[1]) and np.isfinite(tsc) else math.nan
-    printed = combined(runs)
-    core = instruments.core_clock(printed)
+    core = instruments.core_clock_of_runs([r.printed() for r in runs])
     usable = instruments.usable(CORE_CLOCK, core)
     return Clocks(tsc=tsc, core=usable * 1e9 if usable else math.nan, core_reading=core,
-                  arch=instruments.architecture(printed), invariant=all(r.value("tsc-invariant") == 1 for r in runs),
+                  arch=instruments.architecture(runs[0].printed() if runs else {}), invariant=all(r.value("tsc-invariant") == 1 for r in runs),
                   clocksources=sorted({r.texts.get("clocksource", "unknown") for r in runs}),
                   references=references, reference=reference, deviation=deviation, warnings=warnings)
-
-
-def combined(runs):
-    """The runs' printed values in one: numbers as the median over the runs, texts as the first
-    run's that has one (so one run's complaint about its core clock is kept)."""
-    out = {}
-    for r in runs:
-        for key, value in r.printed().items():
-            out.setdefault(key, []).append(value)
-    return {k: (finite_median(v) if all(isinstance(x, float) for x in v) else str(v[0])) for k, v in out.items()}
 
 
 def _references(runs):

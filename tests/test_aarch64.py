@@ -126,3 +126,19 @@ def test_the_report_of_aarch64_results_marks_the_tsc_findings_not_x86(arm_progra
     assert data["arch"] == "aarch64"
     tsc = [f for f in section.findings if "TSC" in f.claim]
     assert len(tsc) == 2 and all(f.verdict == "not testable here" and f.evidence.startswith("not x86-64") for f in tsc)
+
+
+def test_the_plain_c_chains_of_other_architectures(programs, scratch):
+    """kit.h's fallback for an architecture without its own chains (KIT_PLAIN_C_CHAINS builds it
+    here): dependent adds and xors in C with a register barrier after each; the probe's keys and
+    its verdict on them stay self-consistent."""
+    binary = scratch / "osbench"
+    subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DKIT_PLAIN_C_CHAINS",
+                    f"-I{programs}", "-o", str(binary), str(REPO / "programs" / "osbench.c"), "-lm", "-lpthread"],
+                   check=True)
+    done = subprocess.run([str(binary), str(write_params(scratch, "loop", **SMALL["loop"]))], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = parse(done.stdout)
+    check_common(out, "loop")
+    assert "core-ghz-xor" in out and "plain C" in out["core-clock-chains"]

@@ -131,7 +131,7 @@ def core_clock(values):
     if problem:
         return Reading(problem=f"core clock not measured here: {problem}")
     return Reading(ghz if ghz is not None else add,
-                   how=figures + ("" if perf is not None else "; no perf cycles (no hardware PMU exposed, or not permitted)"))
+                   how=figures + ("" if perf is not None else "; no perf cycles: no hardware PMU exposed, or not permitted"))
 
 
 def core_clock_of_runs(runs):

@@ -29,7 +29,7 @@ def runs(all_runs):
                         "dominant_period_ms_python": py_period})
     return Table(
         title="Runs: gaps, dominant period and interruptions as the tracer reported them",
-        columns=["run", "mode", "gaps", "threshold (µs)", "median gap (cycles)", "dominant period (ms)",
+        columns=["run", "mode", "gaps", "threshold (µs)", "median gap (TSC ticks)", "dominant period (ms)",
                  "gaps one period apart (%)", "mean gap (µs)", "median gap (µs)", "max gap (µs)", "lost per ms (µs)",
                  "TSC (MHz)", "core clock (MHz)", "context switch (µs)"],
         rows=rows,

@@ -104,7 +104,7 @@ def tsc_counts_cycles(data, judged):
     untestable = _untestable(TSC_CYCLES, claim, data)
     if untestable:
         return untestable
-    runs = [(core_ghz_of(p), p.get("tsc-ghz"), p.get(INVOCATION)) for p in data["probes"]]
+    runs = [(_run_core_ghz(p), p.get("tsc-ghz"), p.get(INVOCATION)) for p in data["probes"]]
     runs = [(core, tsc, file) for core, tsc, file in runs if core and isinstance(tsc, float) and tsc > 0]
     if not runs:
         return [Finding(claim, NOT_TESTABLE, "no run measured both the TSC rate and a core clock that passed its check")]
@@ -124,7 +124,7 @@ def tsc_counts_cycles(data, judged):
                                       f"tick (each run's core clock / its TSC rate): {v.evidence} {about}")]
 
 
-def core_ghz_of(values):
+def _run_core_ghz(values):
     """One run's core clock (GHz) where it passes its check, else None."""
     return instruments.usable(CORE_CLOCK, instruments.core_clock(values))
 

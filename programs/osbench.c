@@ -11,10 +11,11 @@
  *                  traps to the hypervisor in a VM), LFENCE;RDTSCP;LFENCE (the pattern every
  *                  other measurement here uses), clock_gettime(CLOCK_MONOTONIC) (vDSO) and
  *                  clock() (a system call)
- *   loop           one iteration of an empty counted loop; also the dependent-add chain
+ *   loop           one iteration of an empty counted loop; also kit.h's dependent-add chain
  *   call           a call of a noinline function with 0..7 int arguments, result consumed
  *   syscall        syscall(SYS_getppid) (enters the kernel) and a vDSO clock_gettime call
- *   process        fork+_exit and fork+exec(osbench_exit), until waitpid returns
+ *   process        fork+_exit and fork+exec(osbench_exit), until waitpid returns (fork+exec only
+ *                  where the kernel can exec osbench_exit: not a cross-built one under qemu-user)
  *   thread         pthread_create+pthread_join of a thread that returns at once
  *   ctxsw-process  two processes on one CPU pass a byte through two pipes; one process
  *                  writing and reading its own pipe is the cost without a switch:
@@ -31,8 +32,9 @@
  * RDTSCP, regions are timed with LFENCE;RDTSCP;LFENCE and TSC ticks are converted to ns with
  * a TSC rate calibrated against CLOCK_MONOTONIC_RAW; RDTSCP's TSC_AUX (the CPU number on
  * Linux) at both ends counts migrations. Elsewhere clock_gettime(CLOCK_MONOTONIC) and
- * sched_getcpu() do both jobs. TSC ticks are not core cycles: `core-ghz` comes from a
- * dependent-add chain (one add per core cycle), the only source of cycle figures.
+ * sched_getcpu() do both jobs. TSC ticks are not core cycles: the core clock comes from kit.h's
+ * probe (chains of dependent adds and of imul, and perf's cycle counter where there is a PMU),
+ * which prints `core-ghz` only where its estimates agree; it is the only source of cycle figures.
  * The process pins itself to the first CPU it is allowed on before measuring. Every measurement
  * takes `use-tsc=0`, which forces the clock_gettime path (as where the TSC is not invariant).
  *
@@ -205,7 +207,6 @@ static const struct measure *read_params(const char *path)
 
 static int use_tsc;
 static double ticks_per_ns = 1.0;
-static double core_ghz;
 static long long migrations, regions;
 
 typedef struct {
@@ -254,35 +255,17 @@ static double median_of(double *v, int n)
     return pct(v, n, 0.5);
 }
 
-/* n iterations of 8 dependent adds: 8 core cycles per iteration whatever the TSC rate */
-static OPAQUE uint64_t add_chain(uint64_t n)
-{
-    uint64_t x = 0;
-    for (uint64_t i = 0; i < n; i++) {
-#if defined(__x86_64__)
-        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
-#else
-        for (int k = 0; k < 8; k++) {
-            __asm__ volatile("" : "+r"(x));
-            x += 1;
-        }
-#endif
-    }
-    return x;
-}
-
-/* ns per dependent add, one value per sample */
+/* ns per dependent add of the kit's add chain (kit.h: 1 core cycle each), one value per sample */
 static void add_samples(double *out, int n)
 {
-    const uint64_t iters = 250000;
-    sink += add_chain(iters / 10); /* warm-up */
+    const uint64_t iters = 125000;
+    sink += kit_chain_add(iters / 10); /* warm-up */
     for (int s = 0; s < n; s++) {
         stamp_t a = stamp();
-        uint64_t x = add_chain(iters);
+        uint64_t x = kit_chain_add(iters);
         stamp_t b = stamp();
         sink += x;
-        out[s] = since(a, b) / (8.0 * (double)iters);
+        out[s] = since(a, b) / ((double)KIT_CHAIN_OPS * (double)iters);
     }
 }
 
@@ -307,10 +290,9 @@ static void setup_time(void)
 #endif
     printf("timer-source=%s\n", use_tsc ? "tsc" : "clock_gettime");
     if (use_tsc) printf("tsc-ghz=%.6f\n", ticks_per_ns);
-    double adds[11];
-    add_samples(adds, 11);
-    core_ghz = 1.0 / median_of(adds, 11);
-    printf("core-ghz=%.4f\n", core_ghz);
+    struct kit_core_clock clock;
+    kit_core_clock(&clock);
+    kit_print_core_clock(&clock);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -399,18 +381,15 @@ static void per_call(uint64_t (*fn)(long), long iters, double *out, long samples
     }
 }
 
+#if defined(__x86_64__)
 /* one complete pattern (start and end stamp), as a program using it pays for it */
 static OPAQUE uint64_t cpuid_pattern_calls(long n)
 {
     uint64_t acc = 0;
-#if defined(__x86_64__)
     for (long i = 0; i < n; i++) {
         uint64_t t0 = cpuid_rdtsc();
         acc += rdtscp_cpuid() - t0;
     }
-#else
-    (void)n;
-#endif
     return acc;
 }
 
@@ -424,6 +403,7 @@ static OPAQUE uint64_t lfence_pattern_calls(long n)
     }
     return acc;
 }
+#endif
 
 static void m_timer(void)
 {
@@ -622,7 +602,7 @@ static double one_process(int exec)
     if (pid == 0) {
         if (exec) {
             execl(exit_program, "osbench_exit", (char *)NULL);
-            _exit(127);
+            _exit(errno == ENOEXEC ? 126 : 127);
         }
         _exit(0);
     }
@@ -634,19 +614,41 @@ static double one_process(int exec)
     return since(a, b);
 }
 
+/* 1 if this kernel can exec osbench_exit; 0 (said in exec-note) where the binary's format is foreign
+ * to it: a cross-built osbench under qemu-user without binfmt_misc, whose exec the host kernel runs */
+static int can_exec(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) die("fork failed: %s", strerror(errno));
+    if (pid == 0) {
+        execl(exit_program, "osbench_exit", (char *)NULL);
+        _exit(errno == ENOEXEC ? 126 : 127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) die("waitpid failed: %s", strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
+        printf("exec-note=cannot exec %s: %s (a binary of another architecture, run by qemu-user without "
+               "binfmt_misc?): fork+exec not measured\n", exit_program, strerror(ENOEXEC));
+        return 0;
+    }
+    return 1;
+}
+
 static void m_process(void)
 {
     find_exit_program();
     printf("exec-target=osbench_exit\n");
+    int exec = can_exec();
     long samples = param[P_SAMPLES];
     double *fe = samples_array(samples), *fx = samples_array(samples);
     for (long s = -param[P_WARMUP]; s < samples; s++) {
-        double a = one_process(0), b = one_process(1);
+        double a = one_process(0), b = exec ? one_process(1) : 0;
         if (s >= 0) fe[s] = a, fx[s] = b;
     }
     emit("fork-exit", "ns", fe, (int)samples);
-    emit("fork-exec", "ns", fx, (int)samples);
-    emit_main("fork-exec", "ns", fx, (int)samples);
+    if (exec) emit("fork-exec", "ns", fx, (int)samples);
+    emit_main(exec ? "fork-exec" : "fork-exit", "ns", exec ? fx : fe, (int)samples);
     free(fe);
     free(fx);
 }

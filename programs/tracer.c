@@ -14,8 +14,9 @@
  *   kernel-tsc        the kernel's TSC frequency: its log ("Refined TSC clocksource calibration"
  *                     or "Detected ... MHz processor") where readable, else /proc/cpuinfo "cpu MHz";
  *                     kernel-tsc-source says which
- *   core-clock        cycles per second of a chain of dependent adds (1 cycle each), timed with
- *                     the TSC; meaningful where the TSC is invariant (tsc-invariant=1)
+ *   core-ghz-add, core-ghz-imul, core-ghz-perf, core-ghz or core-clock-note, arch
+ *                     the core clock from kit.h's probe: two dependent chains and perf's cycle
+ *                     counter, `core-ghz` only where they agree (kit_core_clock)
  *   dominant-period   the most frequent distance between the starts of two gaps (all pairs up to
  *                     max-period-ms apart, period-bin-ms bins, lags below min-period-ms ignored:
  *                     gaps of one burst are no period), the fundamental of its highest peak
@@ -61,7 +62,6 @@ struct params {
     char replay_file[512];
     double tsc_hz;          /* replay only: ticks per second */
     double min_period_ms, max_period_ms, period_bin_ms;
-    long core_clock_adds;
     double max_switch_ms;   /* a longer hand-over means a third task ran in between */
 };
 
@@ -77,7 +77,6 @@ static void defaults(struct params *p)
     p->min_period_ms = 0.5;
     p->max_period_ms = 20;
     p->period_bin_ms = 0.01;
-    p->core_clock_adds = 20000000;
     p->max_switch_ms = 1;
 }
 
@@ -115,7 +114,6 @@ static int take_param(struct params *p, const char *key, const char *value)
     else if (!strcmp(key, "min-period-ms") && v >= 0) p->min_period_ms = v;
     else if (!strcmp(key, "max-period-ms") && v > 0 && v <= 1000) p->max_period_ms = v;
     else if (!strcmp(key, "period-bin-ms") && v > 0) p->period_bin_ms = v;
-    else if (!strcmp(key, "core-clock-adds") && v >= 1000 && v <= 1e11) p->core_clock_adds = (long)v;
     else if (!strcmp(key, "max-switch-ms") && v > 0) p->max_switch_ms = v;
     else return -1;
     return 0;
@@ -383,7 +381,7 @@ static void print_summary(const struct trace *t, const struct calibration *c, do
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* machine facts: TSC frequency, kernel's value, invariance, core clock */
+/* machine facts: TSC frequency, kernel's value, invariance */
 
 static double cpuinfo_mhz(int cpu)
 {
@@ -443,29 +441,6 @@ static void read_line(const char *path, char *out, size_t size)
     if (!f) return;
     if (fgets(out, (int)size, f)) out[strcspn(out, "\n")] = '\0';
     fclose(f);
-}
-
-/* cycles per second of dependent adds (1 cycle latency each), timed with the TSC: `adds` split
-   into 20 short trials, the fastest counts (a trial that lost the CPU is slower, never faster) */
-static double core_clock_hz(long adds, double tsc_hz)
-{
-    double best = 0;
-    long loops = adds / 100 / 20;
-    if (loops < 1) loops = 1;
-    for (int trial = 0; trial < 20; trial++) {
-        uint64_t x = (uint64_t)trial;
-        uint64_t a = kit_ticks();
-        for (long i = 0; i < loops; i++) {
-#define ADD1 x += 1; __asm__ volatile("" : "+r"(x));
-#define ADD10 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1 ADD1
-            ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10 ADD10
-        }
-        uint64_t b = kit_ticks();
-        if (x != (uint64_t)trial + (uint64_t)loops * 100) return NAN;
-        double hz = (double)loops * 100 / ((double)(b - a) / tsc_hz);
-        if (hz > best) best = hz;
-    }
-    return best;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -694,7 +669,8 @@ static int run_live(const struct params *p)
     const char *source;
     double kernel = kernel_tsc_mhz(cpu, &source);
     int invariant = kit_cpuinfo_has("constant_tsc") && kit_cpuinfo_has("nonstop_tsc");
-    double core = core_clock_hz(p->core_clock_adds, hz);
+    struct kit_core_clock core;
+    kit_core_clock(&core);
     char clocksource[64];
     read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource, sizeof clocksource);
 
@@ -719,7 +695,7 @@ static int run_live(const struct params *p)
     printf("tsc-frequency=%.4fMHz\n", hz / 1e6);
     printf("kernel-tsc=%.4fMHz\n", kernel);
     printf("kernel-tsc-source=%s\n", source);
-    printf("core-clock=%.2fMHz\n", core / 1e6);
+    kit_print_core_clock(&core);
     print_summary(&parent, &c, hz, &s, p);
     if (cs) {
         printf("child-gaps=%zu\n", child->n);

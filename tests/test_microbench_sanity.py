@@ -114,7 +114,18 @@ def measure_latency(programs):
     curve = {k: [out[f"lat-{k}-{i:02d}"] for i in range(n)] for k in ("bytes", "median-ns", "p10-ns", "p90-ns")}
     curve["bytes"] = [int(b) for b in curve["bytes"]]
     curve["llc"] = int(out["llc-bytes"])
+    curve["capped"] = out.get("max-capped") == 1
     return curve
+
+
+def beyond_the_llc(curve):
+    """Whether the curve reaches 2 x the LLC, where every load goes to memory. Where it does not,
+    the program must have said that it capped the curve (max-capped=1: a reported LLC, such as a
+    VM's 480 MiB, too large for the run's buffer limit); then no memory level is asserted."""
+    if curve["bytes"][-1] >= 2 * curve["llc"]:
+        return True
+    assert curve["capped"], ("the curve stops below 2 x the LLC without saying so", curve["bytes"][-1], curve["llc"])
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -140,15 +151,18 @@ def level(curve, low, high):
 
 def test_latency_l1_below_l2_below_memory(latency, caches):
     l1, l2, llc = caches[1], caches[2], caches[max(caches)]
-    assert latency["llc"] == llc and latency["bytes"][-1] >= 2 * llc
+    assert latency["llc"] == llc
     in_l1 = level(latency, 0, l1 // 2)
     in_l2 = level(latency, 2 * l1, l2 // 4)
-    in_memory = level(latency, 2 * llc, latency["bytes"][-1])
-    print(f"latency: L1 {in_l1:.2f} ns, L2 {in_l2:.2f} ns, memory {in_memory:.1f} ns")
+    print(f"latency: L1 {in_l1:.2f} ns, L2 {in_l2:.2f} ns")
     assert 0.3 <= in_l1 <= 5  # 4-5 cycles
     assert 1 <= in_l2 <= 30  # 12-16 cycles
-    assert 30 <= in_memory <= 3 * US
-    assert 1.5 * in_l1 < in_l2 and MEMORY_VS_L2 * in_l2 < in_memory
+    assert 1.5 * in_l1 < in_l2
+    if beyond_the_llc(latency):
+        in_memory = level(latency, 2 * llc, latency["bytes"][-1])
+        print(f"memory {in_memory:.1f} ns")
+        assert 30 <= in_memory <= 3 * US
+        assert MEMORY_VS_L2 * in_l2 < in_memory
 
 
 def l1_l2_mismatches(curve, caches):
@@ -229,6 +243,9 @@ def test_memory_level_starts_by_twice_the_llc(latency, caches, record_property):
     every size from there on), and the analysis' last plateau is 'memory' at that latency.
     """
     l1, l2, llc = caches[1], caches[2], caches[max(caches)]
+    if not beyond_the_llc(latency):
+        pytest.skip(f"the curve stops at {latency['bytes'][-1] // MiB} MiB, below 2 x the reported LLC "
+                    f"({llc // MiB} MiB): no memory level to check here")
     in_l2 = level(latency, 2 * l1, l2 // 4)
     threshold = MEMORY_VS_L2 * in_l2
     sizes, values = latency["bytes"], latency["median-ns"]

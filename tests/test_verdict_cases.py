@@ -338,7 +338,7 @@ def test_7_about_means_within_a_factor_2_for_the_loop_too():
     0.96 cycles (the issue's figure) the whole interval lies below the band: refuted."""
     assert finding("os-microbench", "one loop iteration").verdict == "inconclusive"
     data = {"variants": {"loop": _variant(0.96, 0.955, 0.97), "add": _variant(1.0, 0.998, 1.004)},
-            "info": {"loop": {"core-ghz": 1.0}}}
+            "info": {"loop": {"core-ghz": 1.0}}, "probes": [{"measure": "loop", "core-ghz": 1.0}]}
     f = microbench_claims.loop_cost(data, [])[0]
     assert f.verdict == "refuted" and "within a factor 2" in f.evidence
 

@@ -7,7 +7,8 @@ The task's input file names the measurement (`measure=...`) and its parameters.
 Columns: the main variant of every measurement in `variant`, `unit`, `median`, `p10`, `p90`,
 `min`, `n`; every variant V in `V-median-ns`, `V-p10-ns`, ... (bandwidth in `...-gbs`, GB/s);
 curves one key per point index, `lat-bytes-NN` with `lat-median-ns-NN`, `bw-bytes-NN` with
-`bw-read-median-gbs-NN`; calibration in `tsc-ghz` and `core-ghz`; `migrations` counts measured
+`bw-read-median-gbs-NN`; calibration in `tsc-ghz` and the core clock (`core-ghz-add`, `core-ghz-imul`,
+`core-ghz-perf`; `core-ghz` where they agree); `migrations` counts measured
 regions that did not start and end on one CPU. analysis.microbench.COLUMNS lists them all.
 """
 

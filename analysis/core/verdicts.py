@@ -222,6 +222,12 @@ class ClaimSpec:
     sizes: dict = field(default_factory=dict)  # preset -> (runs per rerun n, reruns M)
     larger: bool = True  # for at_least and direction: the claimed side
     confidence: float = 0.95  # 0.90 for equivalence: the TOST at alpha 5 %
+    instruments: tuple = ()  # analysis.core.instruments.Trust of every quantity and machine fact it rests on
+
+    def untestable(self, readings):
+        """Why the finding is 'not testable here' on these readings (quantity -> instruments.Reading):
+        the first instrument check that fails, '' when all pass."""
+        return next((why for why in (trust.check(readings) for trust in self.instruments) if why), "")
 
     def judge(self, est):
         if self.kind == "at_least":

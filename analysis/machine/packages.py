@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import sys
 
-# program on PATH (or "python:<module>") -> Debian package that provides it, and what is lost without it
+# program on PATH (or "python:<module>", or the absolute path of a file) -> Debian package that provides
+# it, and what is lost without it
 REQUIREMENTS = {
     "fish": ("fish", "the fish timing API"),
     "time": ("time", "the GNU time timing API"),
@@ -26,12 +27,17 @@ REQUIREMENTS = {
     "python:ensurepip": ("python3-venv", "the kit's .venv"),
     "sbatch": ("slurm-wlm", "timekit fleet (SLURM) and the one-host SLURM cluster of its tests"),
     "munge": ("munge", "authentication of that one-host SLURM cluster"),
+    "aarch64-linux-gnu-gcc": ("gcc-aarch64-linux-gnu", "the aarch64 build of programs/ (make -C programs cross-aarch64)"),
+    "/usr/aarch64-linux-gnu/include/stdio.h": ("libc6-dev-arm64-cross", "the C library for that aarch64 build"),
+    "qemu-aarch64": ("qemu-user", "running the aarch64 build in the tests (tests/test_aarch64.py)"),
 }
 
 
 def _present(requirement):
     if requirement.startswith("python:"):
         return importlib.util.find_spec(requirement.split(":", 1)[1]) is not None
+    if requirement.startswith("/"):
+        return os.path.exists(requirement)
     return shutil.which(requirement) is not None
 
 

@@ -20,7 +20,7 @@ from analysis.experiments.os_microbench.levels import latency_levels
 from analysis.experiments.os_microbench.measurements import measurement_rows
 from analysis.experiments.os_microbench.predictions import predictions
 from analysis.experiments.os_microbench.output import MEASURES
-from analysis.experiments.os_microbench.samples import collect
+from analysis.experiments.os_microbench.samples import clock_check, collect
 from analysis.experiments.os_microbench.seed import MODEL, SEED, SOURCES
 from analysis.machine import facts as machine_facts
 
@@ -30,7 +30,9 @@ def _paragraphs(caches):
         "Intel i7-4710HQ at 2.5 GHz and compared each with a prediction. Here each operation is one BenchExec run of "
         "programs/osbench.c pinned to one CPU; every variant reports median, p10, p90, min and n over its own samples "
         "after a warm-up. Timed regions use LFENCE;RDTSCP;LFENCE with the TSC calibrated against CLOCK_MONOTONIC_RAW "
-        "(clock_gettime where the TSC is not invariant); cycle counts come only from a dependent-add chain.",
+        "(clock_gettime where the TSC is not invariant); cycle counts come only from the core clock of the kit's probe "
+        "(chains of dependent adds and of imul, and perf's cycle counter where the kernel exposes a PMU), and only where "
+        "its estimates agree and lie in a CPU's physical range.",
         "Cache sizes used here: " + (", ".join(f"L{k} {fmt.binary_size(v)}" for k, v in sorted(caches.items())) or "unknown")
         + " (/sys/devices/system/cpu/cpu0/cache).",
     ]
@@ -57,6 +59,9 @@ def _measurement_warnings(data):
     migrations = sum(i.get("migrations", 0) for i in data["info"].values())
     if migrations:
         out.append(f"{migrations} timed region(s) started and ended on different CPUs despite pinning")
+    why = clock_check(data)
+    if why:
+        out.append(f"core clock: {why}; every figure in cycles is left out")
     if any(i.get("timer-source") == "clock_gettime" for i in data["info"].values()):
         out.append("the TSC is not invariant here (constant_tsc/nonstop_tsc missing) or not usable: "
                    "regions were timed with clock_gettime(CLOCK_MONOTONIC)")
@@ -84,7 +89,7 @@ def section(result_tables, caches=None):
     found, matches = latency_levels(data, caches)
     predicted = predictions(data, caches, found)
     sec.tables.append(tables.measurement_table(rows, data))
-    sec.tables.append(tables.prediction_table(predicted))
+    sec.tables.append(tables.prediction_table(predicted, data))
     if data.get("latency"):
         sec.tables += tables.latency_tables(found, matches, data)
     if data["variants"].get("process-switch") or data["variants"].get("thread-switch"):

@@ -16,13 +16,15 @@ import math
 import numpy as np
 from scipy import stats as scipy_stats
 
-from analysis.core import verdicts
+from analysis.core import instruments, replication, verdicts
 from analysis.core.fmt import binary_size, duration_ns
+from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading, Trust
 from analysis.core.report import Finding
 from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Estimate, family
 from analysis.experiments.os_microbench import estimates
 from analysis.experiments.os_microbench.levels import bandwidth_points
-from analysis.experiments.os_microbench.samples import core_ghz
+from analysis.experiments.os_microbench.output import INVOCATION
+from analysis.experiments.os_microbench.samples import clock_reading, core_ghz, readings
 from analysis.experiments.os_microbench.seed import SEED
 
 CLAIM_SEED = "seed report"
@@ -33,12 +35,26 @@ CALL_RISE = 2.0  # "grows from 2 to 6 cycles": at least 2 cycles more for 7 argu
 # samples n of the smallest judged variant and invocations M: quick 3, full 5 invocations of one run each
 SIZES = {"quick": (51, 3), "full": (51, 5)}
 
+# the TSC claim's unit is the run: one per measurement (11) in an invocation, five invocations in full
+RUN_SIZES = {"quick": (11, 1), "full": (11, 5)}
+# a cache level can be judged only where the latency curve reaches beyond it
+CACHE_SIZE = Trust("cache size", 1024, 2**32, "B", "the latency curve must reach beyond a level to show where it ends",
+                   below="largest working set measured")
+
+TSC_CYCLES = ClaimSpec("os-microbench: TSC ticks are core cycles (within 5 %)", "no_effect", TSC_MARGIN, RUN_SIZES,
+                       confidence=0.90, instruments=(X86_64, TSC_INVARIANT, CORE_CLOCK))
+TIMER = ClaimSpec("os-microbench: CPUID;RDTSC adds about 8 ns", "about", SEED["timer"]["measured"], SIZES,
+                  instruments=(X86_64,))
+CPUID = ClaimSpec("os-microbench: CPUID serialises in under 1 µs", "at_least", CHEAP_NS, SIZES, larger=False,
+                  instruments=(X86_64,))
+LOOP = ClaimSpec("os-microbench: a loop iteration costs about 2 cycles", "about", 2.0, SIZES, instruments=(CORE_CLOCK,))
+CALLS = ClaimSpec("os-microbench: 7 arguments cost at least 2 cycles more than 0", "at_least", CALL_RISE, SIZES,
+                  instruments=(CORE_CLOCK,))
+# judged per cache level on the rise / the level's size (not simulated by calibrate --claims: the rise sits on a grid)
+PLATEAU = ClaimSpec("os-microbench: the latency rises about at each cache size", "about", 1.0, instruments=(CACHE_SIZE,))
+
 CALIBRATION = (
-    ClaimSpec("os-microbench: TSC ticks are core cycles (within 5 %)", "no_effect", TSC_MARGIN, SIZES, confidence=0.90),
-    ClaimSpec("os-microbench: CPUID;RDTSC adds about 8 ns", "about", SEED["timer"]["measured"], SIZES),
-    ClaimSpec("os-microbench: CPUID serialises in under 1 µs", "at_least", CHEAP_NS, SIZES, larger=False),
-    ClaimSpec("os-microbench: a loop iteration costs about 2 cycles", "about", 2.0, SIZES),
-    ClaimSpec("os-microbench: 7 arguments cost at least 2 cycles more than 0", "at_least", CALL_RISE, SIZES),
+    TSC_CYCLES, TIMER, CPUID, LOOP, CALLS,
     ClaimSpec("os-microbench: getppid costs about 42 ns", "about", SEED["syscall"]["measured"], SIZES),
     ClaimSpec("os-microbench: a kernel entry costs at least 10x a call", "at_least", FAR_FACTOR, SIZES),
     ClaimSpec("os-microbench: a thread is at least 10x cheaper to create than a process", "at_least", FAR_FACTOR, SIZES),
@@ -48,6 +64,13 @@ CALIBRATION = (
     ClaimSpec("os-microbench: reads are faster than writes in L1", "direction", 1.0, SIZES),
     ClaimSpec("os-microbench: a page fault costs about 100 ns", "about", SEED["page-fault"]["measured"], SIZES),
 )
+
+
+def _untestable(spec, claim, data, measure=None):
+    """[the finding 'not testable here', with the reason] where an instrument or machine fact the
+    claim rests on fails its check (spec.instruments), else []."""
+    why = spec.untestable(readings(data, measure))
+    return [Finding(claim, NOT_TESTABLE, why)] if why else []
 
 
 def _v(data, name):
@@ -69,39 +92,56 @@ def _in_cycles(est, ghz):
     return f"{low * ghz:.3g}–{high * ghz:.3g} core cycles at {ghz:.2f} GHz"
 
 
+def _clock_text(data, measure):
+    """'3.69 GHz (add chain ..., imul chain ...)': the core clock a cycle figure rests on."""
+    clock = clock_reading(data, measure)
+    return f"{clock.value:.3f} GHz ({clock.how})" if clock.how else f"{clock.value:.3f} GHz"
+
+
 def tsc_counts_cycles(data, judged):
     """The seed counted cycles with the TSC: TSC ticks are core cycles only at the nominal clock."""
     claim = f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)"
-    add = _v(data, "add")
-    tsc = data["info"].get(add["measure"], {}).get("tsc-ghz") if add else None
-    if not (add and tsc):
-        return [Finding(claim, NOT_TESTABLE, "no invariant TSC (constant_tsc and nonstop_tsc) or no dependent-add "
-                                             "chain measured: the core clock cannot be compared with the TSC")]
-    ns = estimates.median(add, 0.90)
-    low, high = ns.widened()
-    per_tick = Estimate(1 / (ns.value * tsc), 1 / (high * tsc), 1 / (low * tsc), unit=ns.unit, n=ns.n, m=ns.m,
-                        scale="ratio", method=f"core cycles per TSC tick = 1 / (ns per dependent add x TSC GHz), "
-                                              f"from the add chain's {ns.method}")
+    untestable = _untestable(TSC_CYCLES, claim, data)
+    if untestable:
+        return untestable
+    runs = [(_run_core_ghz(p), p.get("tsc-ghz"), p.get(INVOCATION)) for p in data["probes"]]
+    runs = [(core, tsc, file) for core, tsc, file in runs if core and isinstance(tsc, float) and tsc > 0]
+    if not runs:
+        return [Finding(claim, NOT_TESTABLE, "no run measured both the TSC rate and a core clock that passed its check")]
+    core, tsc, files = (np.array(x) for x in zip(*runs))
+    per_tick = replication.paired_ratio(tsc, core, files, confidence=0.90, what="core clock / TSC rate")
+    clock = clock_reading(data)
+    about = (f"TSC calibrated against CLOCK_MONOTONIC_RAW: {np.median(tsc):.4f} GHz; core clock {clock.value:.3f} GHz "
+             f"({clock.how}). TSC ticks are a constant-rate time base, not cycles; this report counts cycles only with "
+             "this core clock.")
+    if per_tick is None:
+        return [Finding(claim, "inconclusive", f"One run only ({core[0] / tsc[0]:.3f} core cycles per TSC tick): no "
+                                               f"interval over runs. {about}")]
+    per_tick = dataclasses.replace(per_tick, scale="ratio")
     v = verdicts.no_effect(per_tick, TSC_MARGIN)
     judged.append(("core cycles per TSC tick", "TSC ticks are core cycles", v))
-    return [Finding(claim, v.verdict,
-                    f"Equivalence within ±{TSC_MARGIN:.0%} on a 90 % interval: {v.evidence} TSC calibrated against "
-                    f"CLOCK_MONOTONIC_RAW: {tsc:.4f} GHz; core clock from the dependent-add chain "
-                    f"{1 / ns.value:.3f} GHz. TSC ticks are a constant-rate time base, not cycles; this report counts "
-                    "cycles only from the add chain.")]
+    return [Finding(claim, v.verdict, f"Equivalence within ±{TSC_MARGIN:.0%} on a 90 % interval of core cycles per TSC "
+                                      f"tick (each run's core clock / its TSC rate): {v.evidence} {about}")]
+
+
+def _run_core_ghz(values):
+    """One run's core clock (GHz) where it passes its check, else None."""
+    return instruments.usable(CORE_CLOCK, instruments.core_clock(values))
 
 
 def timer_read_cost(data, judged):
     """Reading the time costs about 8 ns (23 cycles)."""
+    claim = f"{CLAIM_SEED}: reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement"
     floor, cost = _v(data, "tsc-cpuid"), _v(data, "tsc-cpuid-cost")
-    if not floor:
-        return []
+    untestable = _untestable(TIMER, claim, data, "timer") if "timer" in data["runs"] else []
+    if untestable or not floor:
+        return untestable
     est = estimates.median(floor)
     v = verdicts.about(est, SEED["timer"]["measured"])
     judged.append(("CPUID;RDTSC floor (ns)", "reading the time adds about 8 ns", v))
     ghz = core_ghz(data, floor["measure"])
     return [Finding(
-        claim=f"{CLAIM_SEED}: reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement",
+        claim=claim,
         verdict=v.verdict,
         evidence=f"Floor (RDTSC to RDTSCP, nothing between): {v.evidence} p10–p90 {_spread(floor)}"
                  + (f"; {_in_cycles(est, ghz)}, as finely as the grid allows" if ghz else "") + "."
@@ -112,14 +152,16 @@ def timer_read_cost(data, judged):
 
 def cpuid_serialises_cheaply(data, judged):
     """Paoloni's CPUID pattern, used by the seed, is cheap."""
+    claim = "Paoloni (2010), used by the seed: CPUID is a cheap way to serialise before reading the TSC"
     cost = _v(data, "tsc-cpuid-cost")
-    if not cost:
-        return []
+    untestable = _untestable(CPUID, claim, data, "timer") if "timer" in data["runs"] else []
+    if untestable or not cost:
+        return untestable
     lf = _v(data, "tsc-lfence-cost")
     v = verdicts.at_least(_us(estimates.median(cost)), CHEAP_NS / 1e3, larger=False)
     judged.append(("CPUID;RDTSC use (µs)", "CPUID is cheap", v))
     return [Finding(
-        claim="Paoloni (2010), used by the seed: CPUID is a cheap way to serialise before reading the TSC",
+        claim=claim,
         verdict=v.verdict,
         evidence=f"'Cheap' = under {CHEAP_NS / 1e3:g} µs per use of CPUID;RDTSC … RDTSCP;CPUID: {v.evidence} p10–p90 "
                  f"{_spread(cost)}" + (f"; LFENCE;RDTSCP;LFENCE twice costs {duration_ns(lf['median'])}" if lf else "")
@@ -129,40 +171,47 @@ def cpuid_serialises_cheaply(data, judged):
 
 def loop_cost(data, judged):
     """Loop overhead is about 2 cycles."""
+    claim = f"{CLAIM_SEED}: one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)"
     loop, add, ghz = _v(data, "loop"), _v(data, "add"), core_ghz(data, "loop")
-    if not (loop and (add or ghz)):
-        return []
+    untestable = _untestable(LOOP, claim, data, "loop") if loop else []
+    if untestable or not loop:
+        return untestable
     # cycles = loop time / the time of one dependent add (one cycle): both medians' uncertainty counts
     cycles = (dataclasses.replace(estimates.ratio(loop, add, what="loop iteration / dependent add"), scale="cycles")
               if add else estimates.scaled(estimates.median(loop), ghz, "cycles"))
     v = verdicts.about(cycles, 2.0)
     judged.append(("loop iteration (cycles)", "a loop iteration costs about 2 cycles", v))
     return [Finding(
-        claim=f"{CLAIM_SEED}: one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)",
+        claim=claim,
         verdict=v.verdict,
         evidence=f"Empty counted loop, per iteration (samples of {int(1e6)} iterations by default), in cycles of the "
-                 f"dependent-add chain: {v.evidence} Median {duration_ns(loop['median'])}, p10–p90 {_spread(loop)}.",
+                 f"dependent-add chain (core clock {_clock_text(data, 'loop')}): {v.evidence} Median "
+                 f"{duration_ns(loop['median'])}, p10–p90 {_spread(loop)}.",
     )]
 
 
 def call_cost_grows(data, judged):
     """The cost of a procedure call grows with its arguments: at least 2 cycles more for 7."""
+    claim = f"{CLAIM_SEED}: the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)"
     calls = [_v(data, f"call{k}") for k in range(8)]
-    ghz = core_ghz(data, "call")
-    if not (all(calls) and ghz):
+    if not all(calls):
         return []
+    untestable = _untestable(CALLS, claim, data, "call")
+    if untestable:
+        return untestable
+    ghz = core_ghz(data, "call")
     rise = estimates.difference(calls[7], calls[0], factor=ghz, scale="cycles", what="call with 7 args - with 0 args")
     v = verdicts.at_least(rise, CALL_RISE)
     judged.append(("call 7 args - 0 args (cycles)", "call cost grows with arguments", v))
     med = np.array([c["median"] for c in calls]) * ghz
     slope = scipy_stats.theilslopes(med, np.arange(8))
     return [Finding(
-        claim=f"{CLAIM_SEED}: the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)",
+        claim=claim,
         verdict=v.verdict,
         evidence=f"'Grows' = at least {CALL_RISE:g} cycles more for 7 arguments than for none (half the seed's rise): "
                  f"{v.evidence} Medians {', '.join(f'{x:.2f}' for x in med)} core cycles for 0..7 args; Theil-Sen slope "
-                 f"{slope.slope:.3f} cycles per argument. Arguments 1-6 travel in registers (SysV ABI), the 7th on the "
-                 "stack.",
+                 f"{slope.slope:.3f} cycles per argument at {_clock_text(data, 'call')}. Arguments 1-6 travel in "
+                 "registers (SysV ABI), the 7th on the stack.",
     )]
 
 
@@ -286,6 +335,10 @@ def _rise(mt, latency_runs):
 
 def _plateau_verdict(mt, caches, data, judged):
     """(verdict, evidence) for one cache level: does the latency rise about at its size?"""
+    why = PLATEAU.untestable({"cache size": Reading(mt["bytes"], how=f"L{mt['level']}, as /sys reports it"),
+                              "largest working set measured": Reading(max(data["latency"]["bytes"]))})
+    if why:
+        return NOT_TESTABLE, why + "."
     if mt["match"] is None:
         return "inconclusive", "no plateau of this level followed by a higher one was found in the data."
     rise, factor, unit = _rise(mt, data["main"].get("mem-latency"))

@@ -43,11 +43,10 @@ def _bandwidth(data, caches):
 
 def _calls(data):
     calls = [data["variants"].get(f"call{k}") for k in range(8)]
-    ghz = core_ghz(data, "call")
-    if not (all(calls) and ghz):
+    if not all(calls):
         return []
     fig = mplots.call_cost(range(8), [c["median"] for c in calls], [c["p10"] for c in calls], [c["p90"] for c in calls],
-                           ghz, SEED["call"]["measured_cycles"])
+                           core_ghz(data, "call"), SEED["call"]["measured_cycles"], SEED_GHZ)
     return [Figure("Procedure-call cost vs argument count", plots.to_png(fig),
                    "Per iteration of a counted loop calling a noinline function whose result is summed.")]
 

@@ -23,7 +23,7 @@ LABELS = {
     "clock-gettime": "clock_gettime(CLOCK_MONOTONIC), vDSO",
     "clock": "clock() (system call)",
     "loop": "loop iteration (empty)",
-    "add": "dependent add (1 core cycle)",
+    "add": "dependent add (the core-clock probe's add chain)",
     **{f"call{k}": f"procedure call, {k} int args" for k in range(8)},
     "getppid": "system call: getppid",
     "vdso": "vDSO call: clock_gettime",

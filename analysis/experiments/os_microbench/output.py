@@ -27,11 +27,15 @@ MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbenc
 MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
     "measure", "cpu", "allowed-cpus", "timer-source", "tsc-invariant", "rdtscp", "tsc-ghz",
-    "tsc-calibration-spread-ppm", "core-ghz", "migrations", "regions", "tsc-note", "tsc-cpuid-cost-calls",
+    "tsc-calibration-spread-ppm", "core-ghz", "arch", "core-ghz-add", "core-ghz-imul", "core-ghz-eor", "core-ghz-xor",
+    "core-ghz-perf", "cpufreq-min-ghz", "cpufreq-max-ghz", "migrations", "regions",
+    "tsc-note", "tsc-cpuid-cost-calls",
     "exec-target", "llc-source", "llc-bytes", "max-capped", "thp-mode", "hugepages-requested", "anon-huge-kib",
     "lat-points", "lat-loads", "lat-n", "bw-points", "bw-kernel", "bw-n", "page-bytes", "pages", "file-fs",
     "anon-write-faults-per-page", "anon-read-faults-per-page", "file-read-faults-per-page",
 )
+# printed for the run's log only: their values hold blanks, which a result column cannot (tool_info.keyvalue)
+NOTES = ("core-clock-chains", "core-clock-note", "core-ghz-perf-note", "exec-note")
 LAT_KEYS = ("lat-bytes-{:02d}", "lat-median-ns-{:02d}", "lat-p10-ns-{:02d}", "lat-p90-ns-{:02d}")
 BW_KEYS = ("bw-bytes-{:02d}", "bw-read-median-gbs-{:02d}", "bw-read-p10-gbs-{:02d}", "bw-read-p90-gbs-{:02d}",
            "bw-write-median-gbs-{:02d}", "bw-write-p10-gbs-{:02d}", "bw-write-p90-gbs-{:02d}")

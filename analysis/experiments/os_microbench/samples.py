@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import math
 
+from analysis.core import instruments
+from analysis.core.instruments import CORE_CLOCK, Reading
 from analysis.core.stats import summarize
 from analysis.core.tasks import input_of
 from analysis.experiments.os_microbench.output import (
     BW_KEYS, INFO_KEYS, INVOCATION, LAT_KEYS, MAX_POINTS, MEASURES, VARIANTS, variant_keys)
+
+PROBE_KEYS = ("measure", *instruments.CLOCK_KEYS, "tsc-ghz", INVOCATION)
 
 
 def _runs(tables):
@@ -143,9 +147,11 @@ def collect(tables):
     ``latency`` (bytes, median/p10/p90 ns per working-set size) and ``bandwidth`` (bytes, read
     and write median/p10/p90 GB/s, and per size each run's median and invocation), each None
     when not measured. Each variant also keeps its runs' quantiles and invocations (result files).
+    ``probes``: per run, what the core-clock probe printed, the TSC rate and the run's invocation.
     """
     valid_runs, excluded = _runs(tables)
-    data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None}
+    data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None,
+            "probes": [{"measure": m, **{k: v[k] for k in PROBE_KEYS if k in v}} for m, v in valid_runs]}
     measures = list(MEASURES) + sorted({m for m, _ in valid_runs} - set(MEASURES))
     for measure in measures:
         rows = [v for m, v in valid_runs if m == measure]
@@ -168,11 +174,32 @@ def collect(tables):
     return data
 
 
+def clock_reading(data, measure=None):
+    """The core clock (instruments.Reading, GHz) of ``measure``'s runs; where they printed none (or
+    measure is None), of every run."""
+    probes = data.get("probes", [])
+    own = [p for p in probes if p.get("measure") == measure]
+    reading = instruments.core_clock_of_runs(own)
+    if reading.value is not None or reading.problem:
+        return reading
+    return instruments.core_clock_of_runs(probes)
+
+
 def core_ghz(data, measure):
-    """The core clock (GHz, from the dependent-add chain) of ``measure``'s runs, else the median
-    over all measurements: cycles, not TSC ticks, turn the model's and the seed's cycles into ns."""
-    value = data["info"].get(measure, {}).get("core-ghz")
-    if value is None:
-        values = [i.get("core-ghz") for i in data["info"].values() if i.get("core-ghz")]
-        value = summarize(values).median if values else None
-    return value if value and math.isfinite(value) else None
+    """The core clock (GHz) that turns ns into cycles for ``measure`` (clock_reading), None where it
+    was not measured or fails its check: cycles, not TSC ticks, turn the model's and the seed's
+    cycles into ns."""
+    return instruments.usable(CORE_CLOCK, clock_reading(data, measure))
+
+
+def clock_check(data, measure=None):
+    """'' where the core clock of ``measure`` (None: the section's) passes its check, else why not."""
+    return CORE_CLOCK.check({CORE_CLOCK.quantity: clock_reading(data, measure)})
+
+
+def readings(data, measure=None):
+    """What the claims rest on (instruments.Reading by quantity): the core clock, the architecture
+    and whether the TSC is invariant, of ``measure``'s runs (None: of all runs)."""
+    info = data["info"].get(measure) or next(iter(data["info"].values()), {})
+    return {"core clock": clock_reading(data, measure), "architecture": instruments.architecture(info),
+            "TSC invariant": Reading(info.get("tsc-invariant"))}

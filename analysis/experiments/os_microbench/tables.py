@@ -10,8 +10,17 @@ from analysis.core import fmt
 from analysis.core.report import Table
 from analysis.experiments.os_microbench.levels import MERGE_RATIO
 from analysis.experiments.os_microbench.output import MEASURES
-from analysis.experiments.os_microbench.samples import core_ghz
+from analysis.experiments.os_microbench.samples import clock_check, clock_reading, core_ghz
 from analysis.experiments.os_microbench.seed import MODEL, SOURCES
+
+def clock_caption(data):
+    """The core clock the cycle figures rest on, or why there are none."""
+    why = clock_check(data)
+    if why:
+        return f"No figure in cycles: {why}."
+    clock = clock_reading(data)
+    return f"Core clock {clock.value:.3f} GHz ({clock.how})."
+
 
 def measurement_table(rows, data):
     out = []
@@ -28,13 +37,14 @@ def measurement_table(rows, data):
         rows=out,
         caption="n counts samples (a sample is one operation, or the mean of a batch of `iterations` operations; see "
                 "programs/inputs/os-microbench/). With several runs per measurement the median, p10 and p90 are medians "
-                "over the runs. Core cycles = ns x the run's core clock from a dependent-add chain (1 add per cycle); "
-                "TSC ticks are not core cycles. Ranges are deliberately wide orders of magnitude for modern x86-64 Linux "
+                "over the runs. Core cycles = ns x the run's core clock (kit probe: dependent add and imul chains, "
+                "perf cycles where there is a PMU); TSC ticks are not core cycles. " + clock_caption(data)
+                + " Ranges are deliberately wide orders of magnitude for modern x86-64 Linux "
                 "from the sources below, not expectations for this CPU: " + " ".join(f"[{k}] {v}" for k, v in SOURCES.items()),
     )
 
 
-def prediction_table(rows):
+def prediction_table(rows, data):
     def cell(value, unit):
         if isinstance(value, str):
             return value
@@ -50,7 +60,8 @@ def prediction_table(rows):
                cell(r["seed_measured"], r["unit"]) if r["seed_measured"] is not None else "–"] for r in rows],
         caption="The model, stated once: " + ", ".join(f"{k} = {v}" for k, v in MODEL.items())
                 + " (cycles unless named; sources: [fog], [memory], [sdm] in the table above). Cycles become ns with this "
-                "machine's core clock from the dependent-add chain. Seed: i7-4710HQ at 2.5 GHz (0.4 ns per cycle; memory "
+                "machine's core clock; an operation whose runs have none is left out. " + clock_caption(data)
+                + " Seed: i7-4710HQ at 2.5 GHz (0.4 ns per cycle; memory "
                 "latency on an AMD A10-8700P), its figures as printed in its tables; procedure-call figures converted from "
                 "its cycles at 2.5 GHz.",
     )
@@ -121,10 +132,16 @@ def environment_table(data):
         info = data["info"].get(measure)
         if not info:
             continue
+        clock = clock_reading(data, measure)
         rows.append([measure, data["runs"][measure], info.get("cpu"), info.get("timer-source"), info.get("tsc-ghz"),
-                     info.get("tsc-calibration-spread-ppm"), info.get("core-ghz"), info.get("migrations"), info.get("regions")])
+                     info.get("tsc-calibration-spread-ppm"), core_ghz(data, measure), clock_check(data, measure) or clock.how,
+                     info.get("migrations"), info.get("regions")])
     return Table(title="Calibration and placement per measurement",
                  columns=["measurement", "runs", "pinned CPU", "timer", "TSC GHz (vs CLOCK_MONOTONIC_RAW)",
-                          "TSC calibration spread (ppm)", "core GHz (dependent adds)", "migrations", "timed regions"],
+                          "TSC calibration spread (ppm)", "core GHz", "core clock: estimates or check", "migrations",
+                          "timed regions"],
                  rows=rows,
-                 caption="Migrations: timed regions whose RDTSCP TSC_AUX (CPU number) differed at start and end.")
+                 caption="Core GHz: the kit's probe (programs/kit.h), shown only where a chain of dependent adds (1 cycle "
+                         "each), a chain of imul (3 cycles each) and perf's cycle counter (where the kernel exposes a PMU) "
+                         "agree within 5 % and lie in a CPU's physical range. Migrations: timed regions whose RDTSCP "
+                         "TSC_AUX (CPU number) differed at start and end.")

@@ -104,7 +104,8 @@ def _measured(gaps, clk, hz_config, hz_source, tick_ms, cs_runs):
         "periodic_gap_median_us": gaps.periodic_median_us, "lost_us_per_ms": gaps.lost_us_per_ms,
         "lost_us_per_ms_below_slice": gaps.lost_short_us_per_ms,
         "gaps_of_a_slice_or_more": int(all_us.size - gaps.short_us.size),
-        "tsc_hz": clk.tsc, "core_hz": clk.core, "tsc_invariant": clk.invariant, "clocksources": clk.clocksources,
+        "tsc_hz": clk.tsc, "core_hz": clk.core, "core_clock": {"how": clk.core_reading.how, "problem": clk.core_reading.problem},
+        "arch": clk.arch.value, "tsc_invariant": clk.invariant, "clocksources": clk.clocksources,
         "tsc_reference": {"label": clk.reference[0], "hz": clk.reference[1], "deviation": clk.deviation},
         "context_switch_us": finite_median(us(r.value("context-switch")) for r in cs_runs),
     }

@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.core import verdicts
+from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading
 from analysis.core.report import Finding
+from analysis.core import instruments
 from analysis.core.verdicts import ClaimSpec
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
 from analysis.experiments.scheduling_noise.per_run import estimate, trace_figures
@@ -28,6 +30,12 @@ CYCLES_TOLERANCE = 0.05  # "the TSC counts cycles": core clock within 5 % of the
 # single-tracer runs per invocation n and invocations M of the preset
 SIZES = {"quick": (1, 3)}
 
+# the quantities and machine facts the TSC findings rest on (analysis.core.instruments)
+TSC_CYCLES = ClaimSpec("scheduling-noise: the TSC counts the CPU's cycles (within 5 %)", "no_effect", CYCLES_TOLERANCE,
+                       SIZES, confidence=0.90, instruments=(X86_64, TSC_INVARIANT, CORE_CLOCK))
+TSC_FREQUENCY = ClaimSpec("scheduling-noise: the TSC frequency is the kernel's (within 1 %)", "no_effect", TSC_TOLERANCE,
+                          SIZES, confidence=0.90, instruments=(X86_64,))
+
 CALIBRATION = (
     ClaimSpec("scheduling-noise: the timer interrupts every 1 ms (within 10 %)", "no_effect", PERIOD_TOLERANCE, SIZES,
               confidence=0.90),
@@ -35,12 +43,9 @@ CALIBRATION = (
               SIZES, confidence=0.90),
     ClaimSpec("scheduling-noise: handling an interrupt takes about 3.1 µs", "about", SEED_INTERRUPT_US, SIZES),
     ClaimSpec("scheduling-noise: a process alone loses about 2.62 µs per ms", "about", SEED_LOST_US_PER_MS, SIZES),
-    ClaimSpec("scheduling-noise: the TSC counts the CPU's cycles (within 5 %)", "no_effect", CYCLES_TOLERANCE, SIZES,
-              confidence=0.90),
-    ClaimSpec("scheduling-noise: the TSC frequency is the kernel's (within 1 %)", "no_effect", TSC_TOLERANCE, SIZES,
-              confidence=0.90),
+    TSC_CYCLES,
+    TSC_FREQUENCY,
 )
-
 
 TIMER_CLAIM = "The timer interrupts the process every 1 ms (seed 004, A1.1)"
 TSC_FREQUENCY_CLAIM = "The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 % (kit check)"
@@ -133,25 +138,41 @@ def time_lost_per_ms(gaps, figures):
     )
 
 
+def _readings(clocks):
+    return {"architecture": clocks.arch, "TSC invariant": Reading(clocks.invariant), "core clock": clocks.core_reading}
+
+
+def _core_hz(run):
+    """One run's core clock in Hz where it passes its check (analysis.core.instruments), else NaN."""
+    ghz = instruments.usable(CORE_CLOCK, instruments.core_clock(run.printed()))
+    return ghz * 1e9 if ghz else np.nan
+
+
 def tsc_counts_cycles(clocks, runs):
+    claim = "The TSC counts the CPU's cycles (seed 004, A1 introduction)"
+    why = TSC_CYCLES.untestable(_readings(clocks))
+    if why:
+        return Finding(claim, "not testable here", why)
     core, tsc = clocks.core, clocks.tsc
-    if not (np.isfinite(core) and np.isfinite(tsc)):
-        return None
-    est = estimate([r.value("core-clock") / r.value("tsc-frequency") for r in runs], [r.invocation for r in runs],
-                   what="core clock / TSC rate", confidence=0.90)
+    if not np.isfinite(tsc):
+        return Finding(claim, "not testable here", "no run measured the TSC rate")
+    ratios = [(_core_hz(r) / r.value("tsc-frequency"), r.invocation) for r in runs]
+    ratios = [(v, i) for v, i in ratios if np.isfinite(v)]
+    est = estimate([v for v, _ in ratios], [i for _, i in ratios], what="core clock / TSC rate", confidence=0.90)
     judged = verdicts.no_effect(est, CYCLES_TOLERANCE) if est else _undecided("both clocks")
     return Finding(
-        "The TSC counts the CPU's cycles (seed 004, A1 introduction)",
-        judged.verdict if clocks.invariant else "inconclusive",
-        f"core clock {core / 1e6:.0f} MHz from dependent adds, TSC {tsc / 1e6:.1f} MHz; the TSC is "
-        + ("invariant (constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does"
-           if clocks.invariant else "not invariant here, so the two can coincide and nothing is decided")
-        + f". {judged.evidence}",
+        claim, judged.verdict,
+        f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
+        "(constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does. "
+        f"{judged.evidence}",
     )
 
 
 def tsc_frequency_is_the_kernels(clocks, runs):
     deviation, (label, hz) = clocks.deviation, clocks.reference
+    why = TSC_FREQUENCY.untestable(_readings(clocks))
+    if why:
+        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", why)
     if not np.isfinite(deviation):
         return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable")
     est = estimate([r.value("tsc-frequency") / hz for r in runs], [r.invocation for r in runs],

@@ -1,7 +1,7 @@
 """
-The TSC frequency the tracer measured against the kernel's value, and the core clock beside it.
-The kernel's value comes from what the runs read (kernel log, else /proc/cpuinfo), else from the
-kernel log the sweep recorded.
+The TSC frequency the tracer measured against the kernel's value, and the core clock beside it
+(analysis.core.instruments: kit.h's probe, checked). The kernel's value comes from what the runs
+read (kernel log, else /proc/cpuinfo), else from the kernel log the sweep recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.core import instruments
+from analysis.core.instruments import CORE_CLOCK, Reading
 from analysis.experiments.scheduling_noise.gaps import finite_median
 from analysis.machine.kernel import kernel_log_tsc
 
@@ -22,7 +24,9 @@ _SOURCES = {"kernel-log-refined": "kernel log, refined calibration (read by the 
 @dataclass
 class Clocks:
     tsc: float  # Hz, median over the runs
-    core: float  # Hz, median over the runs
+    core: float  # Hz, median over the runs, NaN where the core clock fails its check (core_reading says why)
+    core_reading: Reading  # GHz, as instruments.core_clock read the runs
+    arch: Reading  # the architecture the tracer was built for
     invariant: bool
     clocksources: list
     references: list  # [(label, Hz, exact)]: the kernel's TSC frequency per source
@@ -45,8 +49,10 @@ def clocks(runs, facts):
     reference = next(((label, value) for label, value, exact in references if exact),
                      references[0][:2] if references else (None, math.nan))
     deviation = (tsc - reference[1]) / reference[1] if np.isfinite(reference[1]) and np.isfinite(tsc) else math.nan
-    return Clocks(tsc=tsc, core=finite_median(r.value("core-clock") for r in runs),
-                  invariant=all(r.value("tsc-invariant") == 1 for r in runs),
+    core = instruments.core_clock_of_runs([r.printed() for r in runs])
+    usable = instruments.usable(CORE_CLOCK, core)
+    return Clocks(tsc=tsc, core=usable * 1e9 if usable else math.nan, core_reading=core,
+                  arch=instruments.architecture(runs[0].printed() if runs else {}), invariant=all(r.value("tsc-invariant") == 1 for r in runs),
                   clocksources=sorted({r.texts.get("clocksource", "unknown") for r in runs}),
                   references=references, reference=reference, deviation=deviation, warnings=warnings)
 

@@ -13,10 +13,11 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from analysis.core.errors import UserError
+from analysis.core.instruments import CLOCK_KEYS
 from analysis.core.tasks import input_of
 
-# the result columns this analysis reads
-COLUMNS = ("status", "category", "tsc-frequency", "kernel-tsc", "kernel-tsc-source", "core-clock", "tsc-invariant",
+# the result columns this analysis reads (core-clock: the one core-clock figure of older tracers, in Hz)
+COLUMNS = ("status", "category", "tsc-frequency", "kernel-tsc", "kernel-tsc-source", *CLOCK_KEYS, "core-clock", "tsc-invariant",
            "clocksource", "cpu", "threshold", "threshold-cycles", "median-gap-cycles", "gaps", "dominant-period",
            "dominant-period-share", "interruption-mean", "interruption-median", "interruption-max", "lost-per-ms",
            "trace-duration", "switches", "third-party-gaps", "context-switch", "context-switch-mean", "context-switch-seed")
@@ -116,6 +117,10 @@ class Run:
 
     def value(self, name):
         return float(self.values.get(name, np.nan))
+
+    def printed(self):
+        """What the tracer printed: numbers (finite ones) and texts by key."""
+        return {**{k: v for k, v in self.values.items() if np.isfinite(v)}, **{k: v for k, v in self.texts.items() if v}}
 
 
 def collect(tables):

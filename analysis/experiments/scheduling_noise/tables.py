@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 
+from analysis.core import instruments
 from analysis.core.fmt import us, value_range
+from analysis.core.instruments import CORE_CLOCK
 from analysis.core.report import Table
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
 from analysis.experiments.scheduling_noise.period import BIN_MS, PARTNER_BINS, dominant_period, pair_lags
@@ -20,20 +22,26 @@ def runs(all_runs):
         rows.append([r.task, r.mode, int(r.value("gaps")), us(r.value("threshold")), int(r.value("median-gap-cycles")),
                      r.value("dominant-period") * 1e3, 100 * r.value("dominant-period-share"),
                      us(r.value("interruption-mean")), us(r.value("interruption-median")), us(r.value("interruption-max")),
-                     us(r.value("lost-per-ms")), r.value("tsc-frequency") / 1e6, r.value("core-clock") / 1e6,
+                     us(r.value("lost-per-ms")), r.value("tsc-frequency") / 1e6, _core_mhz(r),
                      us(r.value("context-switch")) if r.mode == "context-switch" else None])
         entries.append({"task": r.task, "mode": r.mode, "values": r.values, "texts": r.texts,
                         "periods_file": r.periods is not None,
                         "dominant_period_ms_python": py_period})
     return Table(
         title="Runs: gaps, dominant period and interruptions as the tracer reported them",
-        columns=["run", "mode", "gaps", "threshold (µs)", "median gap (cycles)", "dominant period (ms)",
+        columns=["run", "mode", "gaps", "threshold (µs)", "median gap (TSC ticks)", "dominant period (ms)",
                  "gaps one period apart (%)", "mean gap (µs)", "median gap (µs)", "max gap (µs)", "lost per ms (µs)",
                  "TSC (MHz)", "core clock (MHz)", "context switch (µs)"],
         rows=rows,
         caption="Threshold = threshold-factor × the median distance between two TSC reads, measured before tracing. In "
                 "context-switch mode the gap columns describe the parent, whose gaps include the child's turns.",
     ), entries
+
+
+def _core_mhz(run):
+    """One run's core clock in MHz, None where it fails its check (analysis.core.instruments)."""
+    ghz = instruments.usable(CORE_CLOCK, instruments.core_clock(run.printed()))
+    return ghz * 1e3 if ghz else None
 
 
 def clocks(all_runs, clk):
@@ -44,9 +52,11 @@ def clocks(all_runs, clk):
     for label, value, _ in clk.references:
         rows.append([f"kernel: {label}", value / 1e6, "",
                      100 * (tsc - value) / value if np.isfinite(value) and np.isfinite(tsc) else None])
-    rows.append(["core clock (dependent adds, 1 cycle each)", core / 1e6,
-                 f"{value_range([r.value('core-clock') for r in all_runs], 1e-6)} MHz; "
-                 f"{'invariant' if clk.invariant else 'NOT invariant'} TSC",
+    checked = CORE_CLOCK.check({CORE_CLOCK.quantity: clk.core_reading})
+    rows.append(["core clock (kit probe: dependent add and imul chains, perf cycles where there is a PMU)",
+                 core / 1e6 if np.isfinite(core) else None,
+                 (checked or f"{value_range([_core_mhz(r) for r in all_runs])} MHz over the runs; {clk.core_reading.how}")
+                 + f"; {'invariant' if clk.invariant else 'NOT invariant'} TSC",
                  100 * (core - tsc) / tsc if np.isfinite(core) and np.isfinite(tsc) else None])
     return Table(
         title="Clocks: the TSC against the kernel's value, and the core clock",
@@ -54,7 +64,8 @@ def clocks(all_runs, clk):
         rows=rows,
         caption=f"Clock source: {', '.join(clk.clocksources)}. With the TSC as clock source the kernel turns TSC ticks into "
                 "CLOCK_MONOTONIC_RAW with its own TSC frequency, so agreement checks the measurement, not the kernel's "
-                "calibration. The core clock is what the CPU ran at during the add loop (boost included).",
+                "calibration. The core clock is what the CPU ran at during the probe's chains (boost included); it is "
+                "shown only where its estimates agree and lie in a CPU's physical range.",
     )
 
 

@@ -35,8 +35,9 @@ CALL_RISE = 2.0  # "grows from 2 to 6 cycles": at least 2 cycles more for 7 argu
 # samples n of the smallest judged variant and invocations M: quick 3, full 5 invocations of one run each
 SIZES = {"quick": (51, 3), "full": (51, 5)}
 
-# the TSC claim's unit is the run: one per measurement (11) in an invocation, five invocations in full
-RUN_SIZES = {"quick": (11, 1), "full": (11, 5)}
+# the TSC claim: one run per measurement (11) in an invocation, its interval over the invocations
+# (replication.paired_ratio): three in quick, five in full
+RUN_SIZES = {"quick": (11, 3), "full": (11, 5)}
 # a cache level can be judged only where the latency curve reaches beyond it
 CACHE_SIZE = Trust("cache size", 1024, 2**32, "B", "the latency curve must reach beyond a level to show where it ends",
                    below="largest working set measured")

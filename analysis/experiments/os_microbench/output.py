@@ -28,7 +28,7 @@ MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
     "measure", "cpu", "allowed-cpus", "timer-source", "tsc-invariant", "rdtscp", "tsc-ghz",
     "tsc-calibration-spread-ppm", "core-ghz", "migrations", "regions", "tsc-note", "tsc-cpuid-cost-calls",
-    "exec-target", "llc-source", "llc-bytes", "max-capped", "thp-mode", "hugepages-requested", "anon-huge-kib",
+    "exec-target", "llc-source", "llc-bytes", "max-capped", "budget-bytes", "thp-mode", "hugepages-requested", "anon-huge-kib",
     "lat-points", "lat-loads", "lat-n", "bw-points", "bw-kernel", "bw-n", "page-bytes", "pages", "file-fs",
     "anon-write-faults-per-page", "anon-read-faults-per-page", "file-read-faults-per-page",
 )

@@ -107,7 +107,9 @@ def limit_for(buffers, llc, mem_available, committed):
 def _limit_with_budget(budget_bytes):
     """The smallest limit whose budget (limit less reserve) holds `budget_bytes`."""
     limit = math.ceil((budget_bytes + RESERVE_FIXED) * RESERVE_SHARE / (RESERVE_SHARE - 1))
-    while limit - reserve(limit) < budget_bytes:  # integer division in reserve()
+    while limit - 1 - reserve(limit - 1) >= budget_bytes:  # reserve() divides in integers: settle on the smallest
+        limit -= 1
+    while limit - reserve(limit) < budget_bytes:
         limit += 1
     return limit
 

@@ -23,7 +23,7 @@ VARIANTS = {
 }
 STATS = ("median", "p10", "p90", "min")
 INVOCATION = "result-file"  # key under which each run keeps the result file (invocation) it came from
-MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbench.c)
+MAX_POINTS = 48  # curve points the program prints at most (MAX_POINTS in osbench.c)
 MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
     "measure", "cpu", "allowed-cpus", "timer-source", "tsc-invariant", "rdtscp", "tsc-ghz",

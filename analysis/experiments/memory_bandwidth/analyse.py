@@ -74,10 +74,10 @@ def _sizes_and_checksums(tables):
             if line and line not in short:
                 short.append(line)
     mib = lambda values: ", ".join(fmt.binary_size(v) for v in sorted(values)) or "unknown"  # noqa: E731
-    budget = f"; the runs' memory budget: {mib(budgets)}" if budgets else ""
-    return (f"Each of STREAM's three arrays held {mib(sizes)} (last-level cache: {mib(llcs)}; 4 × it, so that no kernel "
-            f"runs from cache, where the budget holds that{budget}), best of {', '.join(map(str, sorted(trials))) or 'unknown'} "
-            f"trials; {ok} of {runs} finished runs validated their checksums (a run that does not is left out)."), short
+    budget = f", within a memory budget of {mib(budgets)} per run" if budgets else ""
+    return (f"Each of STREAM's three arrays held {mib(sizes)} (the last-level cache: {mib(llcs)}; at 4 × it no kernel runs "
+            f"from cache){budget}, best of {', '.join(map(str, sorted(trials))) or 'unknown'} trials; {ok} of {runs} "
+            "finished runs validated their checksums (a run that does not is left out)."), short
 
 
 def section_from_pairs(pairs, firmware, notes=()):

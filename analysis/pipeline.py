@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from analysis.core import results
+from analysis.core.results import outcome
 from analysis.core.errors import UserError
 from analysis.core.report import Report, Table, write_report
 from analysis.experiments import EXPERIMENTS
@@ -119,6 +120,8 @@ def build_report(paths, table_pages=None, notes=None):
                           machine=_facts(own_sweeps, by_experiment[name]))
         result = experiment.section(context)
         section = result.section
+        skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
+        section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
         pages = (table_pages or {}).get(name, [])
@@ -128,7 +131,7 @@ def build_report(paths, table_pages=None, notes=None):
                 columns=["page (relative to this report)"], rows=[[str(page)] for page in pages],
                 caption=f"Made with table-configs/{name}.xml."))
         report.sections.append(section)
-        notes.append(f"analysed {name}: {len(by_experiment[name])} result file(s)")
+        notes.append(f"{name}: {section.runs} ({len(by_experiment[name])} result file(s))")
         report.data[name] = result.data
         if result.samples is not None and not report.samples:
             report.samples = result.samples

@@ -4,6 +4,7 @@
  * every message) before including it. Everything is static inline: a program that does not use
  * a function gets no code and no warning for it. Every name it defines starts with kit_ (KIT_).
  *   kit_version, kit_args     --version and usage
+ *   kit_budget                the optional `budget-bytes=N` before the file (memory workloads)
  *   kit_read_lines            the one reader of key=value parameter files; each program's
  *                             setter takes the pairs (kit_refuse: its one-line complaint)
  *   kit_read_params           kit_read_lines with a table of positive numbers (struct kit_param)
@@ -61,6 +62,28 @@ static inline int kit_args(int argc, char **argv, const char *file, const char *
         return 2;
     }
     return -1;
+}
+
+/* `NAME [budget-bytes=N] FILE`: the bytes a memory workload's buffers may take in all, which its
+ * tool-info module passes (tool_info/sizing.py: the run's memory limit less a reserve, at most half
+ * of MemAvailable). Takes the argument off argv, so that kit_args sees `NAME FILE`. Returns the
+ * budget, -1 when none is given, -2 (said on stderr) when the value is not a byte count. */
+static inline long long kit_budget(int *argc, char ***argv)
+{
+    static const char key[] = "budget-bytes=";
+    if (*argc < 3 || strncmp((*argv)[1], key, sizeof key - 1) != 0) return -1;
+    const char *text = (*argv)[1] + sizeof key - 1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 0) {
+        fprintf(stderr, NAME ": expected budget-bytes=BYTES (a non-negative integer), got '%s'\n", (*argv)[1]);
+        return -2;
+    }
+    (*argv)[1] = (*argv)[0];
+    (*argv)++;
+    (*argc)--;
+    return v;
 }
 
 /* ------------------------------------------------------------------------------------------

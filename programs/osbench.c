@@ -3,8 +3,9 @@
  * per run, for the os-microbench experiment (seed 003, a course report "Performance
  * Measurement" after McVoy & Staelin's lmbench).
  *
- * Usage: osbench FILE        FILE holds `key=value` lines (`#` starts a comment); `measure=`
- *        osbench --version   names the measurement, the other keys override its defaults.
+ * Usage: osbench [budget-bytes=N] FILE   FILE holds `key=value` lines (`#` starts a comment);
+ *        osbench --version               `measure=` names the measurement, the other keys override
+ *                                        its defaults; budget-bytes caps the memory curves' buffers.
  *
  * Measurements (measure=...):
  *   timer          cost of reading the clock: CPUID;RDTSC..RDTSCP;CPUID (Paoloni 2010; CPUID
@@ -22,7 +23,8 @@
  *                  switch = (round trip - 2 x own pipe) / 2
  *   ctxsw-thread   the same with two threads of one process
  *   mem-latency    dependent loads through a random cyclic permutation, one pointer per
- *                  64-byte line, working sets from min-bytes to 4 x the last-level cache
+ *                  64-byte line, working sets from min-bytes to 4 x the last-level cache, or
+ *                  to what budget-bytes holds (max-capped=1)
  *   mem-bandwidth  read (SSE2 loads summed) and write (SSE2 stores) bandwidth over sizes
  *   page-fault     first touch of every page of a fresh anonymous mapping (MADV_NOHUGEPAGE;
  *                  written, and read: zero page) and of a private mapping of a file in the
@@ -74,7 +76,7 @@
 #define NOINLINE __attribute__((noinline))
 
 #define LINE 64
-#define MAX_POINTS 40
+#define MAX_POINTS 48 /* 2 per octave from 1 KiB reach 12 GiB: 4 x an LLC of 3 GiB */
 
 static volatile uint64_t sink;
 
@@ -128,8 +130,8 @@ static const struct measure measures[] = {
     {"thread", m_thread, {2000, 50, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1}},
     {"ctxsw-process", m_ctxsw_process, {51, 3, 1000, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1}},
     {"ctxsw-thread", m_ctxsw_thread, {51, 3, 1000, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1}},
-    {"mem-latency", m_latency, {9, -1, -1, -1, 50000, -1, 1, 2, 1 * KiB, 0, 256 * MiB, -1, 0, 1}},
-    {"mem-bandwidth", m_bandwidth, {9, -1, -1, -1, -1, -1, 1, 1, 4 * KiB, 0, 256 * MiB, 16 * MiB, 0, 1}},
+    {"mem-latency", m_latency, {9, -1, -1, -1, 50000, -1, 1, 2, 1 * KiB, 0, 0, -1, 0, 1}},
+    {"mem-bandwidth", m_bandwidth, {9, -1, -1, -1, -1, -1, 1, 1, 4 * KiB, 0, 0, 16 * MiB, 0, 1}},
     {"page-fault", m_pagefault, {25, 2, -1, -1, -1, 4096, -1, -1, -1, -1, -1, -1, -1, 1}},
 };
 #define N_MEASURES (sizeof measures / sizeof measures[0])
@@ -195,7 +197,8 @@ static const struct measure *read_params(const char *path)
     }
     if (param[P_SAMPLES] < 1) die("%s: samples must be at least 1", path);
     for (int k = 0; k < P_COUNT; k++)
-        if (k != P_WARMUP && k != P_MAX_BYTES && k != P_LLC_BYTES && k != P_HUGEPAGES && k != P_USE_TSC && m->defaults[k] != UNUSED &&
+        if (k != P_WARMUP && k != P_MAX_BYTES && k != P_CAP_BYTES && k != P_LLC_BYTES && k != P_HUGEPAGES && k != P_USE_TSC &&
+            m->defaults[k] != UNUSED &&
             param[k] < 1)
             die("%s: %s must be at least 1", path, param_names[k]);
     if (param[P_STEPS] != UNUSED && param[P_STEPS] > 2) die("%s: steps-per-octave must be 1 or 2", path);
@@ -823,15 +826,25 @@ static long long llc_bytes(void)
     return 32 * MiB;
 }
 
+static long long budget = -1; /* budget-bytes before the file (kit_budget); -1: none given */
+
+/* The largest buffer: max-bytes, else 4 x the last-level cache, capped by cap-bytes (0: none) and
+ * by what the run's budget holds. The latency curve takes the buffer, its chase order (4 bytes
+ * per 64-byte line) and 2 MiB of alignment: (budget - 2 MiB) x 16/17, whole lines, as
+ * tool_info/sizing.py's CURVES computes it. */
 static long long max_size(void)
 {
     long long llc = llc_bytes();
     printf("llc-bytes=%lld\n", llc);
     long long max = param[P_MAX_BYTES] > 0 ? param[P_MAX_BYTES] : 4 * llc;
-    if (max > param[P_CAP_BYTES]) {
-        printf("max-capped=1\n");
-        max = param[P_CAP_BYTES];
+    long long cap = param[P_CAP_BYTES];
+    if (budget >= 0) {
+        printf("budget-bytes=%lld\n", budget);
+        long long fits = budget > 2 * MiB ? (budget - 2 * MiB) * 16 / 17 / LINE * LINE : 0;
+        if (cap == 0 || fits < cap) cap = fits;
     }
+    if (budget >= 0 || cap > 0) printf("max-capped=%d\n", max > cap);
+    if ((budget >= 0 || cap > 0) && max > cap) max = cap;
     if (max < param[P_MIN_BYTES]) max = param[P_MIN_BYTES];
     return max;
 }
@@ -1197,7 +1210,9 @@ static void pin(void)
 
 int main(int argc, char **argv)
 {
-    int rc = kit_args(argc, argv, "FILE", "");
+    budget = kit_budget(&argc, &argv);
+    if (budget == -2) return 2;
+    int rc = kit_args(argc, argv, "[budget-bytes=N] FILE", "");
     if (rc >= 0) return rc;
     const struct measure *m = read_params(argv[1]);
     printf("measure=%s\n", m->name);

@@ -3,8 +3,11 @@
  * for the kit (one thread; run it under `numactl --cpunodebind=C --membind=M` to measure a pair
  * of NUMA nodes).
  *
- * Three arrays of doubles a, b, c, each at least llc-factor (default 4) times the last-level
- * cache, so no kernel runs from cache. Four kernels, in this order, per trial:
+ * Three arrays of doubles a, b, c, each llc-factor (default 4) times the last-level cache, so no
+ * kernel runs from cache, unless the run's budget (`stream budget-bytes=N FILE`, passed by
+ * tool_info/stream.py from the memory limit and MemAvailable, tool_info/sizing.py) holds less:
+ * then each array is a third of the budget, and the output says so (budget-bytes, array-bytes,
+ * llc-bytes). Four kernels, in this order, per trial:
  *   copy   c = a            2 arrays moved (16 bytes per element)
  *   scale  b = q c          2 arrays
  *   add    c = a + b        3 arrays (24 bytes per element)
@@ -16,9 +19,9 @@
  * Parameters (key=value lines; '#' starts a comment):
  *   trials=10  llc-factor=4  scalar=3  array-mib=N (overrides llc-factor)  llc-bytes=N (overrides /sys)
  * Output: copy-mbs, scale-mbs, add-mbs, triad-mbs (best), *-avg-mbs, array-elements,
- *   array-bytes, llc-bytes, llc-source, trials, checksum-ok, cpu, cpu-node (where it ran),
- *   mem-node (where the arrays' pages are), total-time.
- * Usage: stream PARAMETER-FILE | --version
+ *   array-bytes, llc-bytes, llc-source, budget-bytes (when given), trials, checksum-ok, cpu,
+ *   cpu-node (where it ran), mem-node (where the arrays' pages are), total-time.
+ * Usage: stream [budget-bytes=N] PARAMETER-FILE | --version
  */
 #define _GNU_SOURCE
 #include <glob.h>
@@ -153,7 +156,9 @@ static double max_relative_error(const double *x, size_t n, double expected)
 
 int main(int argc, char **argv)
 {
-    int rc = kit_args(argc, argv, "PARAMETER-FILE", "; 1 thread, double");
+    long long budget = kit_budget(&argc, &argv);
+    if (budget == -2) return 2;
+    int rc = kit_args(argc, argv, "[budget-bytes=N] PARAMETER-FILE", "; 1 thread, double");
     if (rc >= 0) return rc;
     struct params p = {.trials = 10, .llc_factor = 4, .scalar = 3, .array_mib = 0, .llc_bytes = 0};
     if (kit_read_lines(argv[1], set_param, &p)) return 2;
@@ -174,12 +179,14 @@ int main(int argc, char **argv)
         }
         bytes = (size_t)(p.llc_factor * (double)llc);
     }
-    size_t n = bytes / sizeof(double);
+    if (budget >= 0 && bytes > (size_t)budget / 3) bytes = (size_t)budget / 3; /* three arrays */
+    size_t n = bytes / 64 * 64 / sizeof(double); /* whole cache lines, as tool_info/sizing.py counts */
     if (n < 1024) {
-        fprintf(stderr, NAME ": arrays of %zu elements are too small\n", n);
+        fprintf(stderr, NAME ": arrays of %zu elements are too small", n);
+        if (budget >= 0) fprintf(stderr, " (budget-bytes=%lld holds no more)", budget);
+        fputc('\n', stderr);
         return 2;
     }
-    n = (n + 7) & ~(size_t)7;
     double *a, *b, *c;
     if (posix_memalign((void **)&a, 64, n * sizeof(double)) || posix_memalign((void **)&b, 64, n * sizeof(double)) ||
         posix_memalign((void **)&c, 64, n * sizeof(double))) {
@@ -244,6 +251,7 @@ int main(int argc, char **argv)
     printf("array-bytes=%zuB\n", n * sizeof(double));
     printf("llc-bytes=%ldB\n", llc);
     printf("llc-source=%s\n", llc_source);
+    if (budget >= 0) printf("budget-bytes=%lldB\n", budget);
     printf("trials=%ld\n", p.trials);
     printf("threads=1\n");
     printf("cpu=%d\n", cpu);

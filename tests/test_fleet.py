@@ -318,6 +318,8 @@ def test_slurm_fleet_runs_each_node_in_its_own_job_and_reports_across_them(clust
             marker = (directory / "slurm" / f"{node}.{job.id}.started").read_text().split()
             assert marker[:2] == [job.id, node]  # that job ran on that node, and wrote where we see it
             assert (directory / node / "sweep.json").exists() and (directory / node / "report" / "report.json").exists()
+            sections = json.loads((directory / node / "report" / "report.json").read_text())["sections"]
+            assert [s["runs_missing"] for s in sections] == [0], sections  # sized to fit: no run OUT OF MEMORY
         fleets.append(directory)
     out = capsys.readouterr().out
     assert "finished" in out and "failed" not in out

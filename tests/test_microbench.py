@@ -18,6 +18,7 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
+from benchexec.util import parse_memory_value
 from lxml import etree
 
 from analysis.experiments.os_microbench import analyse, levels
@@ -27,7 +28,9 @@ from analysis.core import results
 from analysis.core import tasks
 from analysis.machine import topology
 from tests.helpers import run_isolated
+from tool_info import sizing
 from tool_info.osbench import Tool
+from tests.test_sizing import largest_grid_point
 
 REPO = Path(__file__).resolve().parent.parent
 INPUTS = REPO / "programs" / "inputs" / "os-microbench"
@@ -68,10 +71,17 @@ def parse(text):
     return values
 
 
+def committed_budget():
+    """The budget tool_info.osbench gives a run of the committed definition: its memlimit, MemAvailable now."""
+    limit = parse_memory_value(etree.parse(str(BENCHMARK)).getroot().get("memlimit"))
+    return sizing.budget(int(limit), sizing.read_mem_available())
+
+
 def run_osbench(programs, scratch, measure, **overrides):
     params = {**SMALL[measure], **overrides}
     path = write_params(scratch, measure, **params)
-    done = subprocess.run([str(programs / "osbench"), str(path)], cwd=scratch, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(programs / "osbench"), f"budget-bytes={committed_budget()}", str(path)], cwd=scratch,
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return parse(done.stdout)
 
@@ -214,7 +224,7 @@ def test_latency_grows_from_1_kib_to_4x_llc(osbench, scratch):
     latency = [out[f"lat-median-ns-{i:02d}"] for i in range(n)]
     assert sizes[0] == 1024 and sizes == sorted(set(sizes))
     llc = out["llc-bytes"]
-    assert sizes[-1] == min(4 * llc, 256 * 2**20)
+    assert sizes[-1] == largest_grid_point(sizing.fit(sizing.CURVES, llc, int(out["budget-bytes"])).size, 2)
     assert f"lat-bytes-{n:02d}" not in out
     for i in range(n):
         assert out[f"lat-p10-ns-{i:02d}"] <= latency[i] <= out[f"lat-p90-ns-{i:02d}"]
@@ -228,7 +238,8 @@ def test_bandwidth_is_higher_in_cache_than_in_memory(osbench, scratch):
     out = run_osbench(osbench, scratch, "mem-bandwidth")
     check_common(out, "mem-bandwidth")
     n = int(out["bw-points"])
-    assert out["bw-bytes-00"] == 4096 and out[f"bw-bytes-{n - 1:02d}"] == min(4 * out["llc-bytes"], 256 * 2**20)
+    largest = sizing.fit(sizing.CURVES, out["llc-bytes"], int(out["budget-bytes"])).size
+    assert out["bw-bytes-00"] == 4096 and out[f"bw-bytes-{n - 1:02d}"] == largest_grid_point(largest, 1)
     for kind in ("read", "write"):
         for i in range(n):
             assert 0 < out[f"bw-{kind}-p10-gbs-{i:02d}"] <= out[f"bw-{kind}-median-gbs-{i:02d}"] <= out[f"bw-{kind}-p90-gbs-{i:02d}"]

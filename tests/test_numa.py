@@ -15,6 +15,7 @@ from analysis.experiments.memory_bandwidth import analyse as numa
 from analysis.core import results
 from analysis.core.tasks import write_repetitions
 from tests.helpers import run_isolated
+from tool_info import sizing
 from tool_info import stream as stream_tool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,17 +118,19 @@ class _Task:
     input_files_or_identifier = ["programs/inputs/memory-bandwidth/stream.txt"]
 
 
-def test_tool_info_wraps_the_command_in_numactl():
+def test_tool_info_wraps_the_command_in_numactl(monkeypatch):
+    monkeypatch.setattr(sizing, "read_mem_available", lambda: 8 * 2**30)  # the budget: half of it, without a limit
     tool = stream_tool.Tool()
     executable = tool.executable(BaseTool2.ToolLocator(use_path=True, use_current=True))
-    assert tool.cmdline(executable, [], _Task(), None) == [executable, "programs/inputs/memory-bandwidth/stream.txt"]
+    budget = f"budget-bytes={4 * 2**30}"
+    assert tool.cmdline(executable, [], _Task(), None) == [executable, budget, "programs/inputs/memory-bandwidth/stream.txt"]
     if not _has("numactl"):
         with pytest.raises(UnsupportedFeatureException, match="apt-get install numactl"):
             tool.cmdline(executable, ["--cpunode", "0", "--memnode", "0"], _Task(), None)
         return
     command = tool.cmdline(executable, ["--cpunode", "0", "--memnode=0"], _Task(), None)
     assert Path(command[0]).name == "numactl"
-    assert command[1:] == ["--cpunodebind=0", "--membind=0", executable, "programs/inputs/memory-bandwidth/stream.txt"]
+    assert command[1:] == ["--cpunodebind=0", "--membind=0", executable, budget, "programs/inputs/memory-bandwidth/stream.txt"]
     with pytest.raises(UnsupportedFeatureException, match="no NUMA node 97"):
         tool.cmdline(executable, ["--cpunode", "0", "--memnode", "97"], _Task(), None)
     with pytest.raises(UnsupportedFeatureException, match="is not a node number"):

@@ -191,6 +191,10 @@ def test_every_kind_of_failure_keeps_its_status_and_is_counted(programs, scratch
     assert sum(data["excluded"].values()) == 6 and data["excluded"][status["hang"]] == 1
     [warning] = [w for w in report.sections[0].warnings if "kept out" in w]
     assert "6 of 9 runs" in warning and "OUT OF MEMORY" in warning and "ERROR (signal 11)" in warning
+    head, why = report.sections[0].runs.split(": ", 1)  # the section's head: what finished, and why the rest did not
+    assert head == "3 of 9 fault runs finished" and report.sections[0].runs_missing == 6
+    assert set(why.split(", ")) == {"1 error (exit code 3)", "1 error (signal 11)", "1 error (signal 6)",
+                                    "1 error (signal 9)", "1 out of memory", "1 timeout"}
 
 
 def test_missing_compiler_is_one_line(scratch, monkeypatch):

@@ -10,12 +10,16 @@ curves one key per point index, `lat-bytes-NN` with `lat-median-ns-NN`, `bw-byte
 `bw-read-median-gbs-NN`; calibration in `tsc-ghz` and the core clock (`core-ghz-add`, `core-ghz-imul`,
 `core-ghz-perf`; `core-ghz` where they agree); `migrations` counts measured
 regions that did not start and end on one CPU. analysis.microbench.COLUMNS lists them all.
+
+Every run gets its memory budget (`osbench budget-bytes=N FILE`, tool_info/sizing.py): the memory
+curves end at 4x the last-level cache or at what the budget holds, whichever is smaller.
 """
 
 import os
 
 import benchexec.result as result
 
+from tool_info import sizing
 from tool_info.keyvalue import KeyValueTool
 
 
@@ -25,6 +29,9 @@ class Tool(KeyValueTool):
     PROGRAM = "osbench"
     TOOL_NAME = "osbench"
     EXEC_TARGET = "osbench_exit"  # what the fork+exec measurement executes, found next to osbench
+
+    def cmdline(self, executable, options, task, rlimits):
+        return [executable, *sizing.budget_argument(rlimits), *options, task.input_files_or_identifier[0]]
 
     def program_files(self, executable):
         return [executable, os.path.join(os.path.dirname(executable), self.EXEC_TARGET)]

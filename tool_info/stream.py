@@ -1,8 +1,12 @@
 """
 BenchExec tool info for the kit's STREAM (`programs/stream.c`, McCalpin's copy, scale, add and
-triad on arrays of at least 4x the last-level cache), the workload of the memory-bandwidth
-experiment. Columns: `copy-mbs`, `scale-mbs`, `add-mbs`, `triad-mbs` (best MB/s), `cpu-node`,
-`mem-node`, `array-bytes`, `checksum-ok`.
+triad on arrays of 4x the last-level cache), the workload of the memory-bandwidth experiment.
+Columns: `copy-mbs`, `scale-mbs`, `add-mbs`, `triad-mbs` (best MB/s), `cpu-node`, `mem-node`,
+`array-bytes`, `llc-bytes`, `budget-bytes`, `checksum-ok`.
+
+Every run gets its memory budget (`stream budget-bytes=N FILE`): the run's memory limit less a
+reserve, at most half of MemAvailable (tool_info/sizing.py); the arrays shrink to fit it, so a
+large last-level cache never ends a run OUT OF MEMORY.
 
 A run definition chooses a pair of NUMA nodes with `<option name="--cpunode">C</option>` and
 `<option name="--memnode">M</option>`; the program then runs under
@@ -16,6 +20,7 @@ import re
 
 from benchexec.tools.template import ToolNotFoundException, UnsupportedFeatureException
 
+from tool_info import sizing
 from tool_info.keyvalue import KeyValueTool
 
 NODE_OPTIONS = {"--cpunode": "--cpunodebind", "--memnode": "--membind"}
@@ -48,7 +53,7 @@ class Tool(KeyValueTool):
     """STREAM copy/scale/add/triad bandwidth, optionally bound to a (CPU node, memory node) pair."""
 
     PROGRAM = "stream"
-    TOOL_NAME = "stream"
+    TOOL_NAME = "STREAM"
     _numactl = None
     _numactl_missing = "numactl was not looked up"
 
@@ -61,7 +66,7 @@ class Tool(KeyValueTool):
 
     def cmdline(self, executable, options, task, rlimits):
         nodes, rest = node_options(options)
-        command = [executable, *rest, task.input_files_or_identifier[0]]
+        command = [executable, *sizing.budget_argument(rlimits), *rest, task.input_files_or_identifier[0]]
         if not nodes:
             return command
         if not self._numactl:

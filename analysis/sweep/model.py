@@ -154,6 +154,7 @@ class Sweep:
     environment: dict = field(default_factory=dict)
     build: str = ""
     machine: dict = field(default_factory=dict)  # facts the report needs (analysis.machine.facts), as recorded
+    sizes: dict = field(default_factory=dict)  # the buffers' planned sizes and memory limit (analysis.sweep.memory)
 
     @classmethod
     def plan(cls, experiment, preset_name, preset, container):

@@ -24,10 +24,11 @@ from lxml import etree
 from analysis.machine import environment
 from analysis.machine import facts as machine_facts
 from analysis.machine import scheduling
-from analysis.sweep import lint
+from analysis.sweep import lint, memory
 from analysis.core.paths import PROGRAMS, REPO
 from analysis.core.tasks import write_repetitions
 from analysis.sweep.model import MANIFEST, Interrupted, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST, Interrupted: the runner's API)
+from tool_info import sizing
 
 BUSY_PROGRAM = PROGRAMS / "bin" / "busy"
 # a finished run in benchexec's console output: "HH:MM:SS   task   status   cpu   wall"
@@ -279,9 +280,11 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
         outdir.mkdir(parents=True, exist_ok=True)
         sweep = Sweep.plan(experiment, preset_name, preset, container)
     sweep.build = build_programs()
-    write_sweep_benchmark(experiment, sweep.reps, outdir)
+    definition = write_sweep_benchmark(experiment, sweep.reps, outdir)
     sweep.environment = environment.snapshot()
     sweep.machine = machine_facts.record().to_dict()  # what the report states about this machine
+    caches = sweep.machine.get("caches") or {}
+    sweep.sizes = memory.plan(definition, caches[max(caches, key=int)] if caches else None, sizing.read_mem_available())
     sweep.save(outdir)
 
     pending = [s for s in sweep.steps if s.status != "done"]
@@ -291,6 +294,8 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
         print(f"warning: skipping run definition {rundefinition}: {why}", file=out)
     print(f"{experiment.name} ({sweep.preset}): {len(pending)} of {len(sweep.steps)} benchexec "
           f"invocations to run, {runs_per_step} runs each; results in {outdir}", file=out, flush=True)
+    for line in memory.describe(sweep.sizes):
+        print(f"{experiment.name}: {line}", file=out, flush=True)
 
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -54,10 +54,14 @@ class Finding:
 
 @dataclass
 class Section:
-    """One experiment's (or one topic's) part of the page; ``id`` is the anchor in the contents."""
+    """One experiment's (or one topic's) part of the page; ``id`` is the anchor in the contents.
+    ``runs`` heads it: how many runs finished and why the others did not
+    (analysis.core.results.outcome); ``runs_missing`` counts those others."""
 
     id: str
     title: str
+    runs: str = ""
+    runs_missing: int = 0
     paragraphs: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)

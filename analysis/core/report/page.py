@@ -229,6 +229,8 @@ def render_html(report: Report, n_samples: int | None = None) -> str:
             counts += f'<span class="count">{_plural(len(section.findings), "finding")}</span>'
         if section.warnings:
             counts += f'<span class="count warn">{_plural(len(section.warnings), "warning")}</span>'
+        if section.runs_missing:
+            counts += f'<span class="count warn">{_plural(section.runs_missing, "run")} not finished</span>'
         out.append(f'<li><a href="#{_e(section.id)}">{_e(section.title)}</a>{counts}</li>')
     out.append("</ol></nav>")
 
@@ -257,6 +259,8 @@ def render_html(report: Report, n_samples: int | None = None) -> str:
         sid = section.id
         out.append(f'<section id="{_e(sid)}" aria-labelledby="{_e(sid)}-h">')
         out.append(f'<h2 id="{_e(sid)}-h"><span class="secnum">{number}.</span>{_e(section.title)}</h2>')
+        if section.runs:
+            out.append(f'<p class="runs{" short" if section.runs_missing else ""}">Runs: {_e(section.runs)}</p>')
         for w in section.warnings:
             out.append(f'<div class="warning" role="note"><strong>Warning:</strong> {_e(w)}</div>')
         for p in section.paragraphs:

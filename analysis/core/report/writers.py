@@ -84,7 +84,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "title": report.title,
         "generated": report.generated,
         "environment": jsonable(report.environment, "environment"),
-        "sections": [{"id": s.id, "title": s.title} for s in report.sections],
+        "sections": [{"id": s.id, "title": s.title, "runs": s.runs, "runs_missing": s.runs_missing} for s in report.sections],
         "findings": [{"section": s.id, "claim": f.claim, "verdict": f.verdict, "evidence": f.evidence}
                      for s in report.sections for f in s.findings],
         "warnings": [{"section": s.id, "warning": w} for s in report.sections for w in s.warnings],

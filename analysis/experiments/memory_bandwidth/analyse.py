@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.core import plots
+from analysis.core import fmt, memory_level, plots
 from analysis.core.report import Figure, Section, Table
 from analysis.experiments.memory_bandwidth import claims
 from analysis.experiments.memory_bandwidth.definition import benchmark_for_nodes
@@ -20,6 +20,7 @@ from analysis.experiments.memory_bandwidth.distances import derived_distance, fi
 from analysis.experiments.memory_bandwidth.pairs import COLUMNS, KERNELS, Pairs, bandwidth_matrix, collect, read_pairs_csv
 from analysis.experiments.memory_bandwidth.plots import heatmaps
 from analysis.machine.numa import NumaError, parse_hardware, sysfs_hardware
+from tool_info import sizing
 
 # re-exported: the experiment's declaration and the tests use them from here
 __all__ = ["COLUMNS", "KERNELS", "NumaError", "Pairs", "bandwidth_matrix", "benchmark_for_nodes", "derived_distance",
@@ -28,8 +29,9 @@ __all__ = ["COLUMNS", "KERNELS", "NumaError", "Pairs", "bandwidth_matrix", "benc
 METHOD = ("Seed 004 (experiment B) ran McCalpin's STREAM with every CPU node against every memory node and turned the "
           "bandwidths into distances relative to local access (10 × local / remote bandwidth) to compare them with the "
           "firmware's table from numactl --hardware. Here STREAM (programs/stream, one thread, each array 4 × the "
-          "last-level cache, best of trials 2–10) runs under numactl --cpunodebind=C --membind=M, one BenchExec run "
-          "definition per pair; the matrix holds the median over repetitions of the triad bandwidth.")
+          "last-level cache or what the run's memory budget holds, best of trials 2–10) runs under numactl "
+          "--cpunodebind=C --membind=M, one BenchExec run definition per pair; the matrix holds the median over "
+          "repetitions of the triad bandwidth.")
 
 
 def section(tables, facts=None, hardware=None):
@@ -42,9 +44,10 @@ def section(tables, facts=None, hardware=None):
     """
     pairs, recorded, excluded, warnings = collect(tables)
     firmware, notes = firmware_table(hardware, recorded, facts, tables)
-    notes.append(_sizes_and_checksums(tables))
+    sizes, short = _sizes_and_checksums(tables)
+    notes.append(sizes)
     sec, data = section_from_pairs(pairs, firmware, notes=notes)
-    sec.warnings[:0] = warnings
+    sec.warnings[:0] = warnings + short
     if excluded:
         sec.warnings.append(f"{len(excluded)} run(s) are left out: " + ", ".join(f"{k} ({v})" for k, v in excluded.items()))
     data["excluded"] = excluded
@@ -52,22 +55,29 @@ def section(tables, facts=None, hardware=None):
 
 
 def _sizes_and_checksums(tables):
-    """What makes a STREAM figure valid, said once: array size against the last-level cache,
-    trials, and how many runs validated their checksums."""
-    sizes, llcs, trials, ok, runs = set(), set(), set(), 0, 0
+    """What makes a STREAM figure valid, said once: array size against the last-level cache and
+    the run's budget, trials, and how many runs validated their checksums; and the warning where
+    the arrays stay short of 4 x the LLC ([] or one line)."""
+    sizes, llcs, budgets, trials, ok, runs, short = set(), set(), set(), set(), 0, 0, []
     for table in tables:
         for i in np.flatnonzero(table.valid()):
             runs += 1
-            for column, found in (("array-bytes", sizes), ("llc-bytes", llcs), ("trials", trials)):
+            run = {}
+            for column, found in (("array-bytes", sizes), ("llc-bytes", llcs), ("budget-bytes", budgets), ("trials", trials)):
                 value = table.columns.get(column)
                 if value is not None and np.isfinite(value[i]):
                     found.add(int(value[i]))
+                    run[column] = int(value[i])
             checksum = table.columns.get("checksum-ok")
             ok += int(checksum is not None and checksum[i] == 1)
-    mib = lambda values: ", ".join(f"{v / 2**20:g} MiB" for v in sorted(values)) or "unknown"  # noqa: E731
-    return (f"Each of STREAM's three arrays held {mib(sizes)} (last-level cache: {mib(llcs)}; at least 4 x, so no "
-            f"kernel runs from cache), best of {', '.join(map(str, sorted(trials))) or 'unknown'} trials; "
-            f"{ok} of {runs} finished runs validated their checksums (a run that does not is left out).")
+            line = memory_level.not_reached(sizing.STREAM, run.get("llc-bytes"), run.get("budget-bytes"), run.get("array-bytes"))
+            if line and line not in short:
+                short.append(line)
+    mib = lambda values: ", ".join(fmt.binary_size(v) for v in sorted(values)) or "unknown"  # noqa: E731
+    budget = f", within a memory budget of {mib(budgets)} per run" if budgets else ""
+    return (f"Each of STREAM's three arrays held {mib(sizes)} (the last-level cache: {mib(llcs)}; at 4 × it no kernel runs "
+            f"from cache){budget}, best of {', '.join(map(str, sorted(trials))) or 'unknown'} trials; {ok} of {runs} "
+            "finished runs validated their checksums (a run that does not is left out)."), short
 
 
 def section_from_pairs(pairs, firmware, notes=()):

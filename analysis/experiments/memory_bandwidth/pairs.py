@@ -20,7 +20,7 @@ from analysis.machine.numa import NumaError
 
 KERNELS = ("copy", "scale", "add", "triad")
 COLUMNS = ("status", "category", "copy-mbs", "scale-mbs", "add-mbs", "triad-mbs", "cpu-node", "mem-node",
-           "numa-nodes", "node-distances", "array-bytes", "llc-bytes", "checksum-ok", "trials")
+           "numa-nodes", "node-distances", "array-bytes", "llc-bytes", "budget-bytes", "checksum-ok", "trials")
 _NODE_OPTION = re.compile(r"--(cpunode|memnode)[= ](\d+)")
 
 

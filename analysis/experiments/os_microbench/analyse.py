@@ -11,7 +11,7 @@ figures and claims (the seed's claims, judged); seed holds the published figures
 
 from __future__ import annotations
 
-from analysis.core import fmt
+from analysis.core import fmt, memory_level
 from analysis.core.report import Section
 from analysis.experiments.os_microbench import tables
 from analysis.experiments.os_microbench.claims import findings
@@ -23,6 +23,7 @@ from analysis.experiments.os_microbench.output import MEASURES
 from analysis.experiments.os_microbench.samples import clock_check, collect
 from analysis.experiments.os_microbench.seed import MODEL, SEED, SOURCES
 from analysis.machine import facts as machine_facts
+from tool_info import sizing
 
 def _paragraphs(caches):
     return [
@@ -68,6 +69,19 @@ def _measurement_warnings(data):
     return out
 
 
+def _memory_not_reached(data, caches):
+    """One line per memory curve whose largest size stays below 2 x the LLC (its budget held no
+    more, or the committed cap of older results): beyond it no point can be memory."""
+    out = []
+    for measure, curve in (("mem-latency", data.get("latency")), ("mem-bandwidth", data.get("bandwidth"))):
+        info = data["info"].get(measure, {})
+        llc = caches[max(caches)] if caches else info.get("llc-bytes")
+        line = memory_level.not_reached(sizing.CURVES, llc, info.get("budget-bytes"), curve["bytes"][-1]) if curve else None
+        if line:
+            out.append(f"{measure}: {line}")
+    return out
+
+
 def section(result_tables, caches=None):
     """The report section of os-microbench result tables: (Section, data for report.json).
 
@@ -84,6 +98,7 @@ def section(result_tables, caches=None):
         sec.warnings.append("no valid os-microbench run in the given result files")
         return sec, data
     sec.warnings += _measurement_warnings(data)
+    sec.warnings += _memory_not_reached(data, caches)
 
     rows = measurement_rows(data, caches)
     found, matches = latency_levels(data, caches)

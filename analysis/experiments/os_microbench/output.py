@@ -23,14 +23,14 @@ VARIANTS = {
 }
 STATS = ("median", "p10", "p90", "min")
 INVOCATION = "result-file"  # key under which each run keeps the result file (invocation) it came from
-MAX_POINTS = 40  # curve points the program prints at most (MAX_POINTS in osbench.c)
+MAX_POINTS = 48  # curve points the program prints at most (MAX_POINTS in osbench.c)
 MAIN_KEYS = ("variant", "unit", "median", "p10", "p90", "min", "n")
 INFO_KEYS = (
     "measure", "cpu", "allowed-cpus", "timer-source", "tsc-invariant", "rdtscp", "tsc-ghz",
     "tsc-calibration-spread-ppm", "core-ghz", "arch", "core-ghz-add", "core-ghz-imul", "core-ghz-eor", "core-ghz-xor",
     "core-ghz-perf", "cpufreq-min-ghz", "cpufreq-max-ghz", "migrations", "regions",
     "tsc-note", "tsc-cpuid-cost-calls",
-    "exec-target", "llc-source", "llc-bytes", "max-capped", "thp-mode", "hugepages-requested", "anon-huge-kib",
+    "exec-target", "llc-source", "llc-bytes", "max-capped", "budget-bytes", "thp-mode", "hugepages-requested", "anon-huge-kib",
     "lat-points", "lat-loads", "lat-n", "bw-points", "bw-kernel", "bw-n", "page-bytes", "pages", "file-fs",
     "anon-write-faults-per-page", "anon-read-faults-per-page", "file-read-faults-per-page",
 )

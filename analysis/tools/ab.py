@@ -34,6 +34,7 @@ from analysis.core.paths import RESULTS
 from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
+from analysis.tools.commands import cli as commands_cli
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -211,14 +212,17 @@ def percent(text):
 
 def add_parser(commands, positive_int, probability):
     parser = commands.add_parser(
-        "ab", help="run two benchmark definitions in alternation, M reruns each, then compare them by rerun",
+        "ab", help="run two benchmark definitions (or shell commands) in alternation, M reruns each, then compare them by rerun",
         description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
         "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
         "significant slowdown beyond --threshold, 0 otherwise, 2 on bad input). Interrupted runs keep every finished "
-        "invocation; --resume continues.")
-    parser.add_argument("base", nargs="?", type=Path, help="benchmark definition of the base (omit with --resume)")
-    parser.add_argument("new", nargs="?", type=Path, help="benchmark definition of the candidate")
+        "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "
+        "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog').")
+    parser.add_argument("base", nargs="?", help="benchmark definition of the base, or a shell command (omit with --resume)")
+    parser.add_argument("new", nargs="?", help="benchmark definition of the candidate, or a shell command")
+    parser.add_argument("more", nargs="*", metavar="CMD", help="further shell commands, each compared with the base")
+    commands_cli.add_command_options(parser)
     parser.add_argument("--reruns", type=positive_int, default=5, help="reruns (invocations) per side (default 5; 2 at least)")
     parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
     parser.add_argument("--max-reruns", type=positive_int, default=20, help="upper bound on reruns per side with --until (default 20)")
@@ -241,6 +245,10 @@ def _latest():
 
 
 def run(args):
+    from analysis.tools.commands import ab_input  # shell commands: the definitions are written, then this path
+
+    if ab_input.applies(args):
+        return ab_input.run(args, sys.modules[__name__])
     if args.resume:
         outdir = args.output or _latest()
         ab = ABRun.load(outdir)

@@ -92,7 +92,8 @@ def check_parameters(templates, options):
 def slug(text):
     """A name for files: the command's characters that are safe in a path, at most NAME_LENGTH."""
     text = re.sub(r"^(\./)+", "", text.strip())
-    return _UNSAFE.sub("-", text).strip("-.")[:NAME_LENGTH].rstrip("-.") or "command"
+    text = re.sub(r"-{2,}", "-", _UNSAFE.sub("-", text))
+    return text.strip("-.")[:NAME_LENGTH].rstrip("-.") or "command"
 
 
 def unique(names):

@@ -307,6 +307,8 @@ def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch
         "Benchmark 1: ./loop-a", "Benchmark 2: echo x", "Benchmark 3: echo y"]
     assert "Summary" in text and "BenchExec here:" in text and "note: echo x takes" in text  # shorter than a run's cost
     assert len((scratch / "b.csv").read_text().splitlines()) == 4
+    code, again = timekit("bench", "--resume", "--output", scratch / "bench", cwd=scratch)   # nothing left to run
+    assert code == 0 and again.count("Benchmark ") == 3, again
     definition_file = scratch / "bench" / "bench.xml"
     assert lint.check([definition_file]) == []
     code, log = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(definition_file), "--outputpath",
@@ -321,3 +323,40 @@ def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch
         assert (table.columns["exec-walltime"] > 0).all()
     code, text = timekit("report", scratch / "bench", "--output", scratch / "report", cwd=REPO)
     assert code == 0 and (scratch / "report" / "report.html").exists(), text
+
+
+@pytest.mark.unit
+def test_progress_lines_of_ab_get_an_eta():
+    import io
+
+    stream = io.StringIO()
+    eta = ab_input.EtaLines(stream)
+    print("  base rerun 1: 5 runs in 3.0 s (3/10 invocations)", file=eta)   # 2 were done before (--resume)
+    print("  a line without progress", file=eta)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("  base rerun 1: 5 runs in 3.0 s (3/10 invocations), ETA 0:00:")
+    assert lines[1] == "  a line without progress"
+
+
+@pytest.mark.unit
+def test_bad_command_input_is_one_line(tmp_path):
+    def timekit_in(cwd, *argv):
+        done = subprocess.run([sys.executable, "-m", "analysis.cli", *argv], cwd=cwd, capture_output=True, text=True)
+        return done.returncode, done.stderr.strip()
+
+    code, err = timekit_in(tmp_path, "bench", "true")   # tmp_path is under /tmp, which the container hides
+    assert code == 2 and "BenchExec's container hides /tmp" in err and len(err.splitlines()) == 1, err
+    code, err = timekit_in(REPO, "bench", "./x {n}", "-L", "m", "1,2", "--output", REPO / ".pytest-tmp" / "never")
+    assert code == 2 and "-L m: no command contains {m}" in err, err
+    code, err = timekit_in(REPO, "ab", "base.xml", "./new")
+    assert code == 2 and "not a mix" in err, err
+    code, err = timekit_in(REPO, "bench")
+    assert code == 2 and "give one or more commands" in err, err
+
+
+@pytest.mark.benchexec
+def test_a_command_that_always_fails_is_one_line_with_where_to_look(programs, scratch):
+    code, text = timekit("bench", "echo oops >&2; exit 3", "--reruns", "2", "--runs", "1", "--output", scratch / "b",
+                         cwd=scratch)
+    assert code == 2 and "timekit: error: echo oops >&2; exit 3: no run finished normally" in text, text
+    assert "logfiles.zip" in text and "Traceback" not in text

@@ -13,6 +13,7 @@ every pair is interleaved).
 The A/B machinery is passed in (`ab`, the module analysis.tools.ab), which imports this one.
 """
 
+import datetime
 import json
 import re
 import sys
@@ -110,7 +111,7 @@ class EtaLines:
             done, total = int(match.group(1)), int(match.group(2))
             self.before = done - 1 if self.before is None else self.before
             per = (time.monotonic() - self.start) / max(1, done - self.before)
-            text += f", ETA {runner._clock(per * (total - done))}"
+            text += f", ETA {datetime.timedelta(seconds=int(per * (total - done)))}"
         return self.stream.write(text)
 
     def flush(self):
@@ -198,6 +199,8 @@ def _report(measured, options, args, ab, compare_mod):
         parts.append(f"verdict: slower: {'; '.join(slower)} (exit 1)" if regressed else
                      "verdict: no significant slowdown beyond the threshold (exit 0)")
     extra = {"comparison": comparison, "regression": regressed,
+             "ab": [{"directory": str(directory), "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
+                     "summary": ab.summary(run)} for _, run, directory, _ in measured],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _ in measured
                                                                   for path in sorted(directory.glob("*/*.xml"))]},
              "options": options.to_dict()}

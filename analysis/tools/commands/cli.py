@@ -96,6 +96,7 @@ def add_parser(commands):
 
 
 def run(args):
+    from analysis.sweep.model import Interrupted
     from analysis.tools.commands import bench, report
 
     if args.resume:
@@ -112,7 +113,7 @@ def run(args):
           file=sys.stderr, flush=True)
     try:
         bench.run_pending(record, outdir)
-    except bench.runner.Interrupted:
+    except Interrupted:
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit bench --resume --output {outdir}",
               file=sys.stderr)
         return 130

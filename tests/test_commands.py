@@ -114,7 +114,7 @@ def test_the_generated_definition_is_valid_against_benchexecs_dtd(scratch):
 def test_ab_sides_share_run_definition_names_and_tasks(scratch):
     options = spec.Options(runs=2, cwd=str(scratch), parameters=spec.parse_parameters([("n", "1,2")]))
     [pair] = ab_input.pairs(["./a {n}", "./b {n}"], options)
-    assert pair["directory"] == "." and [r[0] for r in pair["rundefinitions"]] == ["n=1", "n=2"]
+    assert pair["directory"] == "." and [r["name"] for r in pair["rundefinitions"]] == ["n=1", "n=2"]
     base, new = ab_input._write_sides(pair, options, scratch, "timekit ab")
     assert lint.check([base, new]) == []
     assert base.parent.name == "base" and new.parent.name == "new"

@@ -69,16 +69,16 @@ def applies(args):
 
 
 def pairs(commands, options):
-    """One record per pair (A and each further command): its directory and run definitions
-    [(name, assignment, base command, new command, base prepare, new prepare)]."""
+    """One record per pair (A and each further command): its directory and its run definitions,
+    each {"name", "assignment", "base", "new", "prepare"} (the concrete commands of both sides)."""
     spec.check_parameters(commands, options)
     planned = []
     for k, other in enumerate(commands[1:], start=2):
         used = [[name, values] for name, values in options.parameters
                 if any("{" + name + "}" in text for text in (commands[0], other, options.prepare))]
-        rundefinitions = [[spec.assignment_label(a) or "command", a, spec.substitute(commands[0], a), spec.substitute(other, a),
-                           spec.substitute(options.prepare, a), spec.substitute(options.prepare, a)]
-                          for a in spec.combinations(used)]
+        rundefinitions = [{"name": spec.assignment_label(a) or "command", "assignment": a,
+                           "base": spec.substitute(commands[0], a), "new": spec.substitute(other, a),
+                           "prepare": spec.substitute(options.prepare, a)} for a in spec.combinations(used)]
         planned.append({"directory": "." if len(commands) == 2 else f"{k}-{spec.slug(other)}",
                         "base": commands[0], "new": other, "rundefinitions": rundefinitions})
     return planned
@@ -88,10 +88,10 @@ def _write_sides(pair, options, directory, line):
     """DIR/tasks and the two definitions of a pair; returns their paths."""
     tasks = definition.write_tasks(directory, options)
     paths = []
-    for side, index in (("base", 2), ("new", 3)):
+    for side in ("base", "new"):
         note = (f"Written by `{line}` on {now()}: the {side} side of an A/B run of shell commands ({pair[side]}). "
                 "An ordinary BenchExec definition: from the kit's checkout, `benchexec THIS.xml` reruns this side.")
-        rundefinitions = [(r[0], r[index], r[index + 2]) for r in pair["rundefinitions"]]
+        rundefinitions = [(r["name"], r[side], r["prepare"]) for r in pair["rundefinitions"]]
         paths.append(definition.write_definition(directory / side / f"{spec.slug(pair[side])}.xml", rundefinitions,
                                                  options, tasks, note))
     return paths
@@ -167,12 +167,11 @@ def run(args, ab):
 
 
 def _side_commands(pair, side):
-    index = 2 if side == "base" else 3
-    return [spec.Command(r[index], pair[side], r[1], r[index + 2], r[0]) for r in pair["rundefinitions"]]
+    return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
 
 
 def _labels(pair):
-    return {r[0]: f"{r[2]} → {r[3]}" for r in pair["rundefinitions"]}
+    return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
 
 
 def _report(measured, options, args, ab, compare_mod):

@@ -303,7 +303,7 @@ def test_ab_of_one_build_on_both_sides_says_same_exits_0_and_resumes_by_the_comm
 def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch):
     loop = build(scratch, "loop-a", MILLIONS // 4)
     code, text = timekit("bench", loop, "echo {word}", "-L", "word", "x,y", "--reruns", "2", "--runs", "2",
-                         "--warmup", "1", "--output", scratch / "bench", "--export-csv", scratch / "b.csv", cwd=scratch)
+                         "--warmup", "1", "--output", "bench", "--export-csv", "b.csv", cwd=scratch)   # relative to cwd
     assert code == 0, text
     assert [line for line in text.splitlines() if line.startswith("Benchmark ")] == [
         "Benchmark 1: ./loop-a", "Benchmark 2: echo x", "Benchmark 3: echo y"]

@@ -124,14 +124,14 @@ def run(args, ab):
     from analysis.tools.commands import figures as figures_mod
 
     if args.resume:
-        outdir = Path(args.output)
+        outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
         record = json.loads((outdir / MANIFEST).read_text())
     else:
         if args.reruns < 2 or args.load < 0:
             raise ab.ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
         commands = commands_given(args)
         options = commands_cli.options_from(args, container=not args.no_container)
-        outdir = Path(args.output or RESULTS / "ab" / commands_cli.stamp())
+        outdir = Path(args.output or RESULTS / "ab" / commands_cli.stamp()).resolve()
         if (outdir / MANIFEST).exists():
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),

@@ -100,12 +100,12 @@ def run(args):
     from analysis.tools.commands import bench, report
 
     if args.resume:
-        outdir = args.output or latest("bench", bench.MANIFEST)
+        outdir = (args.output or latest("bench", bench.MANIFEST)).resolve()
         record = bench.BenchRun.load(outdir)
     else:
         options = options_from(args, container=not args.no_container)
         commands = spec.expand(args.commands, options)
-        outdir = args.output or RESULTS / "bench" / stamp()
+        outdir = (args.output or RESULTS / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
         record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
     options = spec.Options(**record.options)
     print(f"bench: {len(record.commands)} command(s), {record.reruns} invocations of {options.runs} runs each"

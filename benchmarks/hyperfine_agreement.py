@@ -1,19 +1,21 @@
 """Does `timekit bench` measure a command as hyperfine does, and what does each cost per run?
 
 The command: tests/data/commands/loop.c built so that one run takes about --seconds (0.5 s) of CPU
-here (calibrated at the start). Each round runs
-A = `timekit bench ./loop --reruns 1 --runs N --export-json A.json` (one BenchExec invocation: cgroups, container)
-B = `hyperfine --runs N --export-json B.json ./loop` (the same number of runs, hyperfine's defaults:
-    sh -c, its shell spawn time subtracted)
-alternating, the order swapped every round (AB, BA, AB, ...): short rounds, so that the drift of a
-shared machine between A and B stays small. Compared per round: the means of the wall
-time per run (A: BenchExec's walltime; B: hyperfine's mean) and of the CPU time (A: BenchExec's
-cgroup cputime; B: user + system; and A's user + system as cmdrun's rusage gives them). Target: the means agree within 2 %. The per-run overhead of
-each is what a user waits for beyond the command: for B its whole command's wall time divided by its
-runs, minus the command's mean; for A BenchExec's gap between one run's end and the next one's
-start (from the result files) and, once per invocation, the rest of the command's wall time
-(BenchExec's start and end, the kit's own). Beside them: what BenchExec's walltime holds beyond
-cmdrun's timing of the command.
+here (calibrated at the start). Each round runs, N runs each:
+A = `timekit bench ./loop --reruns 1 --runs N --export-json A.json` (one BenchExec invocation, container)
+B = `hyperfine --runs N --export-json B.json ./loop` (hyperfine's defaults: sh -c, its shell spawn
+    time subtracted)
+C = N calls of BenchExec's `runexec ./loop` (its container and cgroups without the kit), to tell
+    the kit's share of a difference from BenchExec's run environment's
+in an order rotated every round (ABC, BCA, CAB, ...): short rounds, so that the drift of a shared
+machine between the sides stays small. Compared per round: the means of the wall time per run (A:
+BenchExec's walltime; B: hyperfine's mean; C: runexec's walltime) and of the CPU time (A: the cgroup
+cputime, and cmdrun's user + system of the command; B: user + system; C: the cgroup cputime).
+Target: A and B agree within 2 %. The overhead per run is what a user waits for beyond the command:
+for B its whole command's wall time / runs - the command's mean; for A BenchExec's gap between one
+run's end and the next one's start (from the result files) and, once per invocation, the rest of
+the command's wall time (BenchExec's start and end, the kit's own); beside them, what BenchExec's
+walltime holds beyond cmdrun's timing of the command.
 
     python benchmarks/hyperfine_agreement.py                   # 8 rounds of 10 runs each
     python benchmarks/hyperfine_agreement.py --repeat 12 --runs 10 --seconds 0.5
@@ -33,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run_benchmarks import BenchmarkError, loadavg, log, machine, median, orders  # noqa: E402
+from run_benchmarks import BenchmarkError, loadavg, log, machine, median  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 LOOP = REPO / "tests" / "data" / "commands" / "loop.c"
@@ -97,6 +99,19 @@ def hyperfine(round_no, runs):
             "stddev": result["stddev"], "overhead_per_run": seconds / runs - result["mean"], "loadavg_after": loadavg()}
 
 
+def plain_runexec(round_no, runs):
+    """C: BenchExec's runexec alone, one call per run (its container and cgroups, no kit): whether a
+    difference between A and B comes from the kit or from BenchExec's run environment."""
+    walls, cpus = [], []
+    for k in range(runs):
+        log_path = WORKDIR / f"runexec-{round_no}-{k}.log"
+        run([str(Path(sys.executable).parent / "runexec"), "--quiet", "--output", "/dev/null", "--", "./loop"], log_path)
+        values = dict(line.split("=", 1) for line in log_path.read_text().splitlines() if "=" in line and not line.startswith("#"))
+        walls.append(float(values["walltime"].rstrip("s")))
+        cpus.append(float(values["cputime"].rstrip("s")))
+    return {"runs": runs, "mean": sum(walls) / runs, "cputime": sum(cpus) / runs, "loadavg_after": loadavg()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=8, help="rounds (default 8)")
@@ -113,20 +128,24 @@ def main(argv=None):
               "loop_millions": millions, "runs": args.runs, "loadavg_before": loadavg(),
               "hyperfine": subprocess.run(["hyperfine", "--version"], capture_output=True, text=True).stdout.strip(),
               "rounds": []}
-    for round_no, order in enumerate(orders(args.repeat), start=1):
-        measured = {}
+    for round_no in range(1, args.repeat + 1):
+        measured, order = {}, ["A", "B", "C"]
+        order = order[(round_no - 1) % 3:] + order[:(round_no - 1) % 3]   # ABC, BCA, CAB, ...
         for side in order:
-            log(f"round {round_no}: {'timekit bench' if side == 'A' else 'hyperfine'}")
-            measured[side] = kit(round_no, args.runs) if side == "A" else hyperfine(round_no, args.runs)
+            log(f"round {round_no}: {dict(A='timekit bench', B='hyperfine', C='runexec')[side]}")
+            measured[side] = {"A": kit, "B": hyperfine, "C": plain_runexec}[side](round_no, args.runs)
         measured["wall_ratio"] = measured["A"]["mean"] / measured["B"]["mean"]
         measured["cpu_ratio"] = measured["A"]["cputime"] / measured["B"]["cputime"]
         measured["user_system_ratio"] = measured["A"]["user_system"] / measured["B"]["cputime"]
+        measured["runexec_wall_ratio"] = measured["C"]["mean"] / measured["B"]["mean"]
+        measured["runexec_cpu_ratio"] = measured["C"]["cputime"] / measured["B"]["cputime"]
         record["rounds"].append(measured)
         log(f"  wall: kit {measured['A']['mean']:.4f} s, hyperfine {measured['B']['mean']:.4f} s, ratio {measured['wall_ratio']:.4f}; "
             f"cpu ratio {measured['cpu_ratio']:.4f}")
     rounds = record["rounds"]
-    record["median"] = {key: median([r[key] for r in rounds]) for key in ("wall_ratio", "cpu_ratio", "user_system_ratio")}
-    for side in ("A", "B"):
+    ratios = ("wall_ratio", "cpu_ratio", "user_system_ratio", "runexec_wall_ratio", "runexec_cpu_ratio")
+    record["median"] = {key: median([r[key] for r in rounds]) for key in ratios}
+    for side in ("A", "B", "C"):
         record["median"][side] = {key: median([r[side][key] for r in rounds if r[side].get(key) is not None])
                                   for key in rounds[0][side]}
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -151,6 +170,8 @@ def main(argv=None):
           f"{'yes' if abs(m['cpu_ratio'] - 1) <= TARGET else 'no'} |")
     print(f"| user + system per run (A: cmdrun's rusage of the command) | {m['A']['user_system']:.4f} s | "
           f"{m['B']['cputime']:.4f} s | {m['user_system_ratio']:.4f} | (info) |")
+    print(f"| C: plain runexec per run (BenchExec without the kit), wall and CPU | {m['C']['mean']:.4f} s, "
+          f"{m['C']['cputime']:.4f} s | | {m['runexec_wall_ratio']:.4f}, {m['runexec_cpu_ratio']:.4f} | (info) |")
     print(f"| overhead per run (A: BenchExec's gap between runs; B: whole command / runs - mean) | "
           f"{1000 * m['A']['overhead_per_run']:.0f} ms | {1000 * m['B']['overhead_per_run']:.1f} ms | | (info) |")
     print(f"| A: once per invocation (the rest of the command's wall time) | {m['A']['per_invocation']:.2f} s | | | (info) |")

@@ -6,6 +6,8 @@
   timekit report SWEEP...       the analysis report of finished sweeps
   timekit compare BASE NEW      faster/slower/~ per task and column; exit 1 on a regression
   timekit ab BASE NEW           two definitions in alternation, M reruns each, then compare by rerun
+  timekit ab 'CMD A' 'CMD B'    the same for two shell commands (the kit writes the definition)
+  timekit bench 'CMD' ...       shell commands under BenchExec, hyperfine-style, M invocations each
   timekit history RESULTS...    changepoints over result sets ordered by date (E-Divisive, permutation test)
   timekit calibrate RESULTS     compare's A/A false-positive rate and power at the measured CV
   timekit calibrate --claims    how often each finding's verdict is wrong, simulated with this VM's drift
@@ -37,6 +39,7 @@ from analysis.core.argtypes import positive_int, probability
 from analysis.experiments.core_heterogeneity import cli as cores_cli
 from analysis.tools import history_cli
 from analysis.tools.calibrate import cli as calibrate_cli
+from analysis.tools.commands import cli as bench_cli
 from analysis.tools.compare import cli as compare_cli
 from analysis.tools.fleet import cli as fleet_cli
 from analysis.tools.plan import cli as plan_cli
@@ -80,6 +83,7 @@ def build_parser():
                                                     "X.results.xml.bz2, X.report/ beside it)")
     compare_cli.add_parser(commands)
     ab_mod.add_parser(commands, positive_int, probability)
+    bench_cli.add_parser(commands)
     history_cli.add_parser(commands)
     calibrate_cli.add_parser(commands)
     plan_cli.add_parser(commands)
@@ -246,7 +250,7 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
             "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
-            "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run}
+            "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run, "bench": bench_cli.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 

@@ -35,6 +35,7 @@ from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
 from analysis.tools.plan.args import duration
+from analysis.tools.commands import cli as commands_cli
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -241,14 +242,17 @@ def percent(text):
 
 def add_parser(commands, positive_int, probability):
     parser = commands.add_parser(
-        "ab", help="run two benchmark definitions in alternation, M reruns each, then compare them by rerun",
+        "ab", help="run two benchmark definitions (or shell commands) in alternation, M reruns each, then compare them by rerun",
         description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
         "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
         "significant slowdown beyond --threshold, 0 otherwise, 2 on bad input). Interrupted runs keep every finished "
-        "invocation; --resume continues.")
-    parser.add_argument("base", nargs="?", type=Path, help="benchmark definition of the base (omit with --resume)")
-    parser.add_argument("new", nargs="?", type=Path, help="benchmark definition of the candidate")
+        "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "
+        "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog').")
+    parser.add_argument("base", nargs="?", help="benchmark definition of the base, or a shell command (omit with --resume)")
+    parser.add_argument("new", nargs="?", help="benchmark definition of the candidate, or a shell command")
+    parser.add_argument("more", nargs="*", metavar="CMD", help="further shell commands, each compared with the base")
+    commands_cli.add_command_options(parser)
     parser.add_argument("--reruns", type=positive_int, help="reruns (invocations) per side (default 5, with --until-decided 3; 2 at least)")
     parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
     parser.add_argument("--max-reruns", type=positive_int, default=20,
@@ -275,23 +279,21 @@ def _latest():
 
 
 def run(args):
+    from analysis.tools.commands import ab_input  # shell commands: the definitions are written, then this path
+
+    if ab_input.applies(args):
+        return ab_input.run(args, sys.modules[__name__])
     if args.resume:
         outdir = args.output or _latest()
         ab = ABRun.load(outdir)
-        if args.until_decided:  # continue an A/B run as a sequential one, e.g. with a larger --max-reruns
-            ab.max_reruns = max(ab.max_reruns, args.max_reruns)
     else:
         if args.base is None or args.new is None:
             raise ABError("give BASE and NEW benchmark definitions (or --resume)")
-        reruns = args.reruns or (sequential_start() if args.until_decided else 5)
-        if reruns < 2 or args.load < 0:
-            raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
+        reruns = reruns_to_start(args)
         outdir = args.output or RESULTS / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
         ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
-    if args.until_decided:
-        ab.until_decided, ab.budget = True, args.budget if args.budget is not None else ab.budget
-        ab.save(outdir)
+    make_sequential(ab, outdir, args)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
@@ -302,13 +304,7 @@ def run(args):
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    sequential_text = ""
-    if ab.until_decided:  # the verdicts are the sequential rule's: compare's fixed rule does not hold after many looks
-        from analysis.tools.plan import ab_looks
-
-        looks = ab_looks.look(outdir, columns, args.alpha, args.threshold, ab.max_reruns)
-        ab_looks.apply(rows, looks)
-        sequential_text = ab_looks.report(ab, outdir, looks, columns, args.alpha, args.threshold)
+    sequential_text = sequential_verdicts(ab, outdir, rows, columns, args.alpha, args.threshold)
     text = compare_mod.render(rows, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
@@ -321,7 +317,31 @@ def run(args):
     return 1 if compare_mod.regressed(rows) else 0
 
 
-def sequential_start():
+def reruns_to_start(args):
+    """--reruns, else 5 (--until-decided: the sequential rule's first look); checked with --load."""
     from analysis.tools.plan.sequential import START
 
-    return START
+    reruns = args.reruns or (START if args.until_decided else 5)
+    if reruns < 2 or args.load < 0:
+        raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
+    return reruns
+
+
+def make_sequential(ab, outdir, args):
+    """--until-decided (also on --resume): the run adds pairs until every row is decided."""
+    if args.until_decided:
+        ab.until_decided, ab.budget = True, args.budget if args.budget is not None else ab.budget
+        ab.max_reruns = max(ab.max_reruns, args.max_reruns)
+        ab.save(outdir)
+
+
+def sequential_verdicts(ab, outdir, rows, columns, alpha, threshold):
+    """With --until-decided the verdicts are the sequential rule's (compare's fixed rule does not hold
+    after many looks): rows are rewritten in place; returns the rule's report ('' without it)."""
+    if not ab.until_decided:
+        return ""
+    from analysis.tools.plan import ab_looks
+
+    looks = ab_looks.look(outdir, columns, alpha, threshold, ab.max_reruns)
+    ab_looks.apply(rows, looks)
+    return ab_looks.report(ab, outdir, looks, columns, alpha, threshold)

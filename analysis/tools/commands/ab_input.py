@@ -1,0 +1,212 @@
+"""
+`timekit ab 'CMD A' 'CMD B' [more]`: shell commands as the two sides of ab.
+
+An argument that is not a benchmark definition (spec.is_definition) is a shell command. For each
+pair (A against B, then A against each further command) the kit writes two definitions,
+DIR/base/A.xml and DIR/new/B.xml, with the same run definition names (`command`, or one per
+assignment of the -L parameter lists, `size=10`) and the same repetition tasks (DIR/tasks), and
+hands them to ab's own path unchanged: ab.start, ab.measure (reruns in a seeded order, --until,
+--resume). What is printed is labelled by the commands; DIR/commands.json records them. With more
+than two commands each further pair has its own directory DIR/K-NAME (A is measured in each, so
+every pair is interleaved).
+
+The A/B machinery is passed in (`ab`, the module analysis.tools.ab), which imports this one.
+"""
+
+import datetime
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from analysis.core.paths import RESULTS
+from analysis.sweep import runner
+from analysis.sweep.model import now
+from analysis.tools.commands import cli as commands_cli
+from analysis.tools.commands import definition, output, report, spec
+
+MANIFEST = "commands.json"
+
+
+def _arguments(args):
+    return [a for a in (args.base, args.new, *(getattr(args, "more", None) or [])) if a is not None]
+
+
+def commands_given(args):
+    """The shell commands of `timekit ab` (None: benchmark definitions, the existing path)."""
+    given = _arguments(args)
+    kinds = {spec.is_definition(a) for a in given}
+    if kinds == {True, False}:
+        raise spec.CommandError("give two benchmark definitions or two or more shell commands, not a mix")
+    if False not in kinds:
+        if len(given) > 2:
+            raise spec.CommandError(f"ab compares two benchmark definitions, got {len(given)}; "
+                                    "more than two are possible for shell commands only")
+        options = commands_cli.given_command_options(args)
+        if options:
+            raise spec.CommandError(f"{', '.join(options)}: for shell commands only; a benchmark definition "
+                                    "sets its runs, options and tasks itself")
+        return None
+    return given
+
+
+def latest():
+    """The newest A/B directory, of definitions (ab.json) or of commands (commands.json)."""
+    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in (RESULTS / "ab").glob(pattern)})
+    if not found:
+        raise spec.CommandError(f"no A/B run to resume under {RESULTS / 'ab'}; give --output")
+    return found[-1]
+
+
+def applies(args):
+    """Whether `timekit ab` has shell commands (or resumes an A/B run of them). On --resume without
+    --output, the newest A/B directory becomes args.output, whichever kind it is."""
+    if args.resume:
+        args.output = args.output or latest()
+        return (Path(args.output) / MANIFEST).exists()
+    return commands_given(args) is not None
+
+
+def pairs(commands, options):
+    """One record per pair (A and each further command): its directory and its run definitions,
+    each {"name", "assignment", "base", "new", "prepare"} (the concrete commands of both sides)."""
+    spec.check_parameters(commands, options)
+    planned = []
+    for k, other in enumerate(commands[1:], start=2):
+        used = [[name, values] for name, values in options.parameters
+                if any("{" + name + "}" in text for text in (commands[0], other, options.prepare))]
+        rundefinitions = [{"name": spec.assignment_label(a) or "command", "assignment": a,
+                           "base": spec.substitute(commands[0], a), "new": spec.substitute(other, a),
+                           "prepare": spec.substitute(options.prepare, a)} for a in spec.combinations(used)]
+        planned.append({"directory": "." if len(commands) == 2 else f"{k}-{spec.slug(other)}",
+                        "base": commands[0], "new": other, "rundefinitions": rundefinitions})
+    return planned
+
+
+def _write_sides(pair, options, directory, line):
+    """DIR/tasks and the two definitions of a pair; returns their paths."""
+    tasks = definition.write_tasks(directory, options)
+    paths = []
+    for side in ("base", "new"):
+        note = (f"Written by `{line}` on {now()}: the {side} side of an A/B run of shell commands ({pair[side]}). "
+                "An ordinary BenchExec definition: from the kit's checkout, `benchexec THIS.xml` reruns this side.")
+        rundefinitions = [(r["name"], r[side], r["prepare"]) for r in pair["rundefinitions"]]
+        paths.append(definition.write_definition(directory / side / f"{spec.slug(pair[side])}.xml", rundefinitions,
+                                                 options, tasks, note))
+    return paths
+
+
+class EtaLines:
+    """ab's progress lines ('... (k/N invocations)') with an ETA from the time per invocation so far."""
+
+    PROGRESS = re.compile(r"\((\d+)/(\d+) invocations\)$")
+
+    def __init__(self, stream):
+        self.stream, self.start, self.before = stream, time.monotonic(), None
+
+    def write(self, text):
+        match = self.PROGRESS.search(text)
+        if match:
+            done, total = int(match.group(1)), int(match.group(2))
+            self.before = done - 1 if self.before is None else self.before
+            per = (time.monotonic() - self.start) / max(1, done - self.before)
+            text += f", ETA {datetime.timedelta(seconds=int(per * (total - done)))}"
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def run(args, ab):
+    """Measure every pair through ab's own path, then print and export by the commands."""
+    from analysis.tools.compare import repeated as compare_mod
+    from analysis.tools.commands import figures as figures_mod
+
+    if args.resume:
+        outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
+        record = json.loads((outdir / MANIFEST).read_text())
+    else:
+        ab.reruns_to_start(args)
+        commands = commands_given(args)
+        options = commands_cli.options_from(args, container=not args.no_container)
+        outdir = Path(args.output or RESULTS / "ab" / commands_cli.stamp()).resolve()
+        if (outdir / MANIFEST).exists():
+            raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
+        record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
+                  "command_line": commands_cli.command_line(), "created": now()}
+        outdir.mkdir(parents=True, exist_ok=True)
+        (outdir / MANIFEST).write_text(json.dumps(record, indent=2))
+    options = spec.Options(**record["options"])
+    runner.build_programs()  # programs/bin/cmdrun
+    wall, cpu = figures_mod.time_columns(options)
+    columns = tuple(args.columns or (cpu, wall))
+    measured = []
+    for pair in record["pairs"]:
+        directory = outdir / pair["directory"]
+        if (directory / ab.MANIFEST).exists():
+            run = ab.ABRun.load(directory)
+        else:
+            base, new = _write_sides(pair, options, directory, record["command_line"])
+            run = ab.start(base, new, directory, ab.reruns_to_start(args), args.seed, args.until, args.max_reruns,
+                           args.load, not args.no_container)
+        ab.make_sequential(run, directory, args)
+        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
+              file=sys.stderr, flush=True)
+        try:
+            rows = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+        except runner.Interrupted:
+            print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
+                  file=sys.stderr)
+            return 130
+        sequential = ab.sequential_verdicts(run, directory, rows, columns, args.alpha, args.threshold)
+        measured.append((pair, run, directory, rows, sequential))
+    text, figures, extra = _report(measured, options, args, ab, compare_mod)
+    print(text)
+    report.export(args, figures, extra)
+    return 1 if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured) else 0
+
+
+def _side_commands(pair, side):
+    return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
+
+
+def _labels(pair):
+    return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
+
+
+def _report(measured, options, args, ab, compare_mod):
+    """(text in args.format, figures of every command, the export's extra fields)."""
+    from dataclasses import asdict
+
+    parts, figures, comparison, costs = [], [], [], []
+    for k, (pair, run, directory, rows, sequential) in enumerate(measured):
+        base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
+        new, new_cost = report.measured(directory / "new", _side_commands(pair, "new"), options)
+        figures += (base if k == 0 else []) + new
+        costs.append(cost)
+        labels = _labels(pair)
+        if args.format == "text" or args.format == "markdown":
+            parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
+            parts.append(output.verdict_table(rows, labels, markdown=args.format == "markdown"))
+            parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + ab.summary(run)
+                         + ("\n\n" + sequential if sequential else ""))
+        comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}
+                       for r in rows]
+    regressed = any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured)
+    if args.format in ("text", "markdown"):
+        parts.append("\n".join(output.cost_lines(costs[0], figures, options)))
+        slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
+        parts.append(f"verdict: slower: {'; '.join(slower)} (exit 1)" if regressed else
+                     "verdict: no significant slowdown beyond the threshold (exit 0)")
+    extra = {"comparison": comparison, "regression": regressed,
+             "ab": [{"directory": str(directory), "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
+                     "summary": ab.summary(run), "sequential": sequential} for _, run, directory, _, sequential in measured],
+             "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured
+                                                                  for path in sorted(directory.glob("*/*.xml"))]},
+             "options": options.to_dict()}
+    if args.format == "json":
+        from analysis.tools.commands.export import as_json
+
+        return as_json(figures, extra), figures, extra
+    return "\n\n".join(p for p in parts if p), figures, extra

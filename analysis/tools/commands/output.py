@@ -1,0 +1,127 @@
+"""
+What `timekit bench` and `timekit ab 'CMD' 'CMD'` print: hyperfine's blocks per command with the
+kit's line on the invocations, the relative speeds with their test, the A/B verdict table labelled
+by the commands, and what BenchExec costs around each run here (said plainly when a command is
+shorter than that).
+"""
+
+import math
+
+import numpy as np
+
+from analysis.core import fmt
+
+UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
+def unit_for(seconds):
+    """hyperfine's choice: the largest of s, ms, µs that keeps the value at 1 or more."""
+    return next(((u, f) for u, f in UNITS if math.isfinite(seconds) and seconds >= f), UNITS[-1])
+
+
+def duration(seconds, unit=None):
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds)):
+        return fmt.MISSING
+    name, factor = unit or unit_for(seconds)
+    return f"{seconds / factor:.{3 if name == 's' else 1}f} {name}"
+
+
+def block(title, f):
+    """hyperfine's lines for one command, and the kit's on its invocations."""
+    unit = unit_for(f.mean)
+    per = f" per execution ({f.executions_per_run} executions a run)" if f.executions_per_run > 1 else ""
+    lines = [f"{title}: {f.command}",
+             f"  Time (mean ± σ):     {duration(f.mean, unit)} ± {duration(f.stddev, unit)}{per}    "
+             f"[User: {duration(f.user, unit)}, System: {duration(f.system, unit)}]",
+             f"  Range (min … max):   {duration(f.min, unit)} … {duration(f.max, unit)}    "
+             f"{f.runs} runs in {f.reruns} invocation{'s' if f.reruns != 1 else ''}"]
+    if f.reruns >= 2:
+        lines.append(
+            f"  Invocations:         means {duration(min(f.rerun_means), unit)} … {duration(max(f.rerun_means), unit)}; "
+            f"95 % CI of the mean {duration(f.rerun_ci[0], unit)} … {duration(f.rerun_ci[1], unit)}; CV between "
+            f"{fmt.pct(f.cv_between, 1)}, within {fmt.pct(f.cv_within, 1)} "
+            f"({fmt.pct(f.between_share, 0)} of the variance between invocations)")
+    else:
+        lines.append("  Invocations:         one: how far the mean moves between invocations is not measured")
+    if f.left_out:
+        failing = sorted({c for c in f.exit_codes if c})
+        lines.append(f"  Left out:            {f.left_out} run(s) that did not finish normally"
+                     + (f" (exit codes {', '.join(map(str, failing))})" if failing else ""))
+    return "\n".join(lines)
+
+
+def relative(figures):
+    """[(fastest, other, ratio other/fastest, low, high, test text)] against the fastest mean."""
+    from analysis.core import stats
+    from analysis.tools.compare import reruns
+
+    fastest = min(figures, key=lambda f: f.mean)
+    found = []
+    for other in figures:
+        if other is fastest:
+            continue
+        if fastest.reruns >= 2 and other.reruns >= 2:
+            r = reruns.compare_reruns(fastest.by_rerun(), other.by_rerun())
+            test = f"Welch's t on {fastest.reruns} + {other.reruns} invocation means, p = {fmt.p_value(r.welch_p)}"
+            found.append((fastest, other, r.ratio, r.ci_low, r.ci_high, test))
+        else:
+            ratio = stats.ratio_of_means(fastest.times, other.times)
+            [welch] = stats.two_sample_tests(np.array(fastest.times), np.array(other.times), "a", "b", tests=("Welch t",))
+            test = f"Welch's t on the runs of one invocation, p = {fmt.p_value(welch.p)}: drift between invocations not measured"
+            found.append((fastest, other, ratio.ratio, ratio.ci_low, ratio.ci_high, test))
+    return found
+
+
+def summary(figures):
+    found = relative(figures)
+    if not found:
+        return ""
+    lines = ["Summary", f"  {found[0][0].command} ran"]
+    for _, other, ratio, low, high, test in found:
+        lines.append(f"    {ratio:.3f} times faster than {other.command} (95 % CI {low:.3f} … {high:.3f}; {test})")
+    return "\n".join(lines)
+
+
+def cost_lines(cost, figures, options):
+    """BenchExec's cost per run here, and plain words where a command is shorter than that."""
+    if not math.isfinite(cost.per_run):
+        return []
+    inside = (f"; its walltime holds {duration(cost.in_walltime)} more than cmdrun's timing of the command "
+              "(cmdrun's fork and the start inside the container)" if math.isfinite(cost.in_walltime) else "")
+    lines = [f"BenchExec here: {duration(cost.per_run)} around each run (median gap between one run's end and the "
+             f"next one's start, over {cost.gaps} gaps){inside}."]
+    for f in figures:
+        if options.repeat > 1 or f.mean >= cost.per_run:
+            continue
+        k = max(2, math.ceil(cost.per_run / max(f.mean, 1e-6)))
+        lines.append(
+            f"note: {f.command} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} around "
+            "each run: most of the time goes to BenchExec" + (
+                f", and BenchExec's walltime of it holds {duration(cost.in_walltime)} besides the command"
+                if math.isfinite(cost.in_walltime) else "")
+            + f". --repeat {k} runs it {k} times inside one BenchExec run and reports the mean per execution "
+            "(cmdrun's timing, without the container's start). The trade-off: the executions of a run share its "
+            "process tree, caches and container, each run gives one mean of K (the spread between executions "
+            "within a run is not in the statistics), and whatever one execution leaves behind (files, page "
+            "cache) the next one finds; runs and invocations are measured and tested as before.")
+    return lines
+
+
+def verdict_table(rows, labels, markdown=False):
+    """compare's rows with the commands in place of run definition and input."""
+    header = ["base → new", "column", "reruns", "n base", "n new", "base mean", "new mean", "change", "95 % CI",
+              "Welch p (Holm)", "between reruns", "verdict"]
+    table = [header]
+    for r in rows:
+        unit = unit_for(r.mean_base)
+        share = f"{r.between_share:.0%}" if r.unit == "rerun" and np.isfinite(r.between_share) else fmt.MISSING
+        table.append([labels.get(r.rundefinition, r.rundefinition), r.column, f"{r.reruns_base}/{r.reruns_new}",
+                      str(r.n_base), str(r.n_new), duration(r.mean_base, unit), duration(r.mean_new, unit),
+                      f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
+                      fmt.p_value(r.p_holm), share, r.verdict])
+    if markdown:
+        lines = ["| " + " | ".join(row) + " |" for row in table]
+        lines.insert(1, "|" + "---|" * len(header))
+        return "\n".join(lines)
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table)

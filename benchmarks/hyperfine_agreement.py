@@ -1,0 +1,184 @@
+"""Does `timekit bench` measure a command as hyperfine does, and what does each cost per run?
+
+The command: tests/data/commands/loop.c built so that one run takes about --seconds (0.5 s) of CPU
+here (calibrated at the start). Each round runs, N runs each:
+A = `timekit bench ./loop --reruns 1 --runs N --export-json A.json` (one BenchExec invocation, container)
+B = `hyperfine --runs N --export-json B.json ./loop` (hyperfine's defaults: sh -c, its shell spawn
+    time subtracted)
+C = N calls of BenchExec's `runexec ./loop` (its container and cgroups without the kit), to tell
+    the kit's share of a difference from BenchExec's run environment's
+in an order rotated every round (ABC, BCA, CAB, ...): short rounds, so that the drift of a shared
+machine between the sides stays small. Compared per round: the means of the wall time per run (A:
+BenchExec's walltime; B: hyperfine's mean; C: runexec's walltime) and of the CPU time (A: the cgroup
+cputime, and cmdrun's user + system of the command; B: user + system; C: the cgroup cputime).
+Target: A and B agree within 2 %. The overhead per run is what a user waits for beyond the command:
+for B its whole command's wall time / runs - the command's mean; for A BenchExec's gap between one
+run's end and the next one's start (from the result files) and, once per invocation, the rest of
+the command's wall time (BenchExec's start and end, the kit's own); beside them, what BenchExec's
+walltime holds beyond cmdrun's timing of the command.
+
+    python benchmarks/hyperfine_agreement.py                   # 8 rounds of 10 runs each
+    python benchmarks/hyperfine_agreement.py --repeat 12 --runs 10 --seconds 0.5
+
+Results: benchmarks/results/DATE-hyperfine.json; scratch in .pytest-tmp/bench-hyperfine/.
+"""
+
+import argparse
+import datetime
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run_benchmarks import BenchmarkError, loadavg, log, machine, median  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+LOOP = REPO / "tests" / "data" / "commands" / "loop.c"
+RESULTS_DIR = REPO / "benchmarks" / "results"
+WORKDIR = REPO / ".pytest-tmp" / "bench-hyperfine"
+TARGET = 0.02
+
+
+def run(command, log_path):
+    """Run in WORKDIR (where ./loop is); wall time in s."""
+    with open(log_path, "w") as out:
+        out.write(f"# {' '.join(map(str, command))}\n")
+        out.flush()
+        begin = time.monotonic()
+        done = subprocess.run(list(map(str, command)), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              cwd=WORKDIR)
+        seconds = time.monotonic() - begin
+    if done.returncode != 0:
+        raise BenchmarkError(f"{command[0]} exited with {done.returncode} (log: {log_path})")
+    return seconds
+
+
+def cpu_of_child(command):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, cwd=WORKDIR)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build(seconds):
+    """./loop taking about `seconds` of CPU: calibrated from a build of 200 million additions."""
+    def compile_with(millions):
+        subprocess.run(["cc", "-O2", f"-DMILLIONS={millions}", "-o", str(WORKDIR / "loop"), str(LOOP)], check=True)
+
+    compile_with(200)
+    per_million = min(cpu_of_child(["./loop"]) for _ in range(3)) / 200
+    millions = max(1, round(seconds / per_million))
+    compile_with(millions)
+    return millions
+
+
+def kit(round_no, runs):
+    out = WORKDIR / f"kit-{round_no}.json"
+    seconds = run([sys.executable, "-m", "analysis.cli", "bench", "./loop", "--reruns", 1, "--runs", runs,
+                   "--output", WORKDIR / f"kit-{round_no}", "--export-json", out], WORKDIR / f"kit-{round_no}.log")
+    data = json.loads(out.read_text())
+    [result] = data["results"]
+    gap = data["benchexec"]["per_run"]
+    return {"seconds": seconds, "runs": runs, "mean": result["mean"], "cputime": result["cputime"],
+            "user_system": result["user"] + result["system"], "stddev": result["stddev"],
+            "overhead_per_run": gap, "per_invocation": seconds - runs * (result["mean"] + gap),
+            "benchexec_in_walltime": data["benchexec"]["in_walltime"], "loadavg_after": loadavg()}
+
+
+def hyperfine(round_no, runs):
+    out = WORKDIR / f"hyperfine-{round_no}.json"
+    seconds = run(["hyperfine", "--runs", runs, "--export-json", out, "--style", "basic", "./loop"],
+                  WORKDIR / f"hyperfine-{round_no}.log")
+    [result] = json.loads(out.read_text())["results"]
+    return {"seconds": seconds, "runs": runs, "mean": result["mean"], "cputime": result["user"] + result["system"],
+            "stddev": result["stddev"], "overhead_per_run": seconds / runs - result["mean"], "loadavg_after": loadavg()}
+
+
+def plain_runexec(round_no, runs):
+    """C: BenchExec's runexec alone, one call per run (its container and cgroups, no kit): whether a
+    difference between A and B comes from the kit or from BenchExec's run environment."""
+    walls, cpus = [], []
+    for k in range(runs):
+        log_path = WORKDIR / f"runexec-{round_no}-{k}.log"
+        run([str(Path(sys.executable).parent / "runexec"), "--quiet", "--output", "/dev/null", "--", "./loop"], log_path)
+        values = dict(line.split("=", 1) for line in log_path.read_text().splitlines() if "=" in line and not line.startswith("#"))
+        walls.append(float(values["walltime"].rstrip("s")))
+        cpus.append(float(values["cputime"].rstrip("s")))
+    return {"runs": runs, "mean": sum(walls) / runs, "cputime": sum(cpus) / runs, "loadavg_after": loadavg()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=8, help="rounds (default 8)")
+    parser.add_argument("--runs", type=int, default=10, help="runs of each side per round (default 10)")
+    parser.add_argument("--seconds", type=float, default=0.5, help="CPU time of one run of the loop (default 0.5)")
+    args = parser.parse_args(argv)
+    if not shutil.which("hyperfine"):
+        sys.exit("hyperfine is not installed (Debian: apt-get install hyperfine)")
+    shutil.rmtree(WORKDIR, ignore_errors=True)
+    WORKDIR.mkdir(parents=True)
+    millions = build(args.seconds)
+    subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
+    record = {"machine": machine(), "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "loop_millions": millions, "runs": args.runs, "loadavg_before": loadavg(),
+              "hyperfine": subprocess.run(["hyperfine", "--version"], capture_output=True, text=True).stdout.strip(),
+              "rounds": []}
+    for round_no in range(1, args.repeat + 1):
+        measured, order = {}, ["A", "B", "C"]
+        order = order[(round_no - 1) % 3:] + order[:(round_no - 1) % 3]   # ABC, BCA, CAB, ...
+        for side in order:
+            log(f"round {round_no}: {dict(A='timekit bench', B='hyperfine', C='runexec')[side]}")
+            measured[side] = {"A": kit, "B": hyperfine, "C": plain_runexec}[side](round_no, args.runs)
+        measured["wall_ratio"] = measured["A"]["mean"] / measured["B"]["mean"]
+        measured["cpu_ratio"] = measured["A"]["cputime"] / measured["B"]["cputime"]
+        measured["user_system_ratio"] = measured["A"]["user_system"] / measured["B"]["cputime"]
+        measured["runexec_wall_ratio"] = measured["C"]["mean"] / measured["B"]["mean"]
+        measured["runexec_cpu_ratio"] = measured["C"]["cputime"] / measured["B"]["cputime"]
+        record["rounds"].append(measured)
+        log(f"  wall: kit {measured['A']['mean']:.4f} s, hyperfine {measured['B']['mean']:.4f} s, ratio {measured['wall_ratio']:.4f}; "
+            f"cpu ratio {measured['cpu_ratio']:.4f}")
+    rounds = record["rounds"]
+    ratios = ("wall_ratio", "cpu_ratio", "user_system_ratio", "runexec_wall_ratio", "runexec_cpu_ratio")
+    record["median"] = {key: median([r[key] for r in rounds]) for key in ratios}
+    for side in ("A", "B", "C"):
+        record["median"][side] = {key: median([r[side][key] for r in rounds if r[side].get(key) is not None])
+                                  for key in rounds[0][side]}
+    RESULTS_DIR.mkdir(exist_ok=True)
+    out = RESULTS_DIR / f"{datetime.date.today().isoformat()}-hyperfine.json"
+    for k in range(2, 100):   # every run kept: -2, -3, ... for later runs of the day
+        if not out.exists():
+            break
+        out = RESULTS_DIR / f"{datetime.date.today().isoformat()}-hyperfine-{k}.json"
+    out.write_text(json.dumps(record, indent=2))
+    m = record["median"]
+    walls = ", ".join(f"{r['wall_ratio']:.4f}" for r in rounds)
+    cpus = ", ".join(f"{r['cpu_ratio']:.4f}" for r in rounds)
+    print(f"loop of {millions} million additions; medians of {len(rounds)} rounds (load average after: "
+          f"{', '.join(str(r[s]['loadavg_after']) for r in rounds for s in ('A', 'B'))})")
+    print(f"| | timekit bench ({args.runs} runs a round) | hyperfine ({args.runs} runs a round) | kit / hyperfine | target |")
+    print("|---|---|---|---|---|")
+    print(f"| mean wall time per run | {m['A']['mean']:.4f} s | {m['B']['mean']:.4f} s | {m['wall_ratio']:.4f} "
+          f"(rounds {walls}) | within {TARGET:.0%}: "
+          f"{'yes' if abs(m['wall_ratio'] - 1) <= TARGET else 'no'} |")
+    print(f"| mean CPU time per run | {m['A']['cputime']:.4f} s | {m['B']['cputime']:.4f} s | {m['cpu_ratio']:.4f} "
+          f"(rounds {cpus}) | within {TARGET:.0%}: "
+          f"{'yes' if abs(m['cpu_ratio'] - 1) <= TARGET else 'no'} |")
+    print(f"| user + system per run (A: cmdrun's rusage of the command) | {m['A']['user_system']:.4f} s | "
+          f"{m['B']['cputime']:.4f} s | {m['user_system_ratio']:.4f} | (info) |")
+    print(f"| C: plain runexec per run (BenchExec without the kit), wall and CPU | {m['C']['mean']:.4f} s, "
+          f"{m['C']['cputime']:.4f} s | | {m['runexec_wall_ratio']:.4f}, {m['runexec_cpu_ratio']:.4f} | (info) |")
+    print(f"| overhead per run (A: BenchExec's gap between runs; B: whole command / runs - mean) | "
+          f"{1000 * m['A']['overhead_per_run']:.0f} ms | {1000 * m['B']['overhead_per_run']:.1f} ms | | (info) |")
+    print(f"| A: once per invocation (the rest of the command's wall time) | {m['A']['per_invocation']:.2f} s | | | (info) |")
+    print(f"| A: BenchExec's walltime beyond cmdrun's timing of the command | {1000 * m['A']['benchexec_in_walltime']:.1f} ms "
+          "| | | (info) |")
+    print(f"all measurements: {out.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()

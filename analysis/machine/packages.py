@@ -26,6 +26,7 @@ REQUIREMENTS = {
     "python:ensurepip": ("python3-venv", "the kit's .venv"),
     "sbatch": ("slurm-wlm", "timekit fleet (SLURM) and the one-host SLURM cluster of its tests"),
     "munge": ("munge", "authentication of that one-host SLURM cluster"),
+    "chromium": ("chromium", "the tests' screenshot of the report (tests/browser.py)"),
 }
 
 

@@ -150,28 +150,29 @@ def run_pending(run, outdir, out=sys.stderr):
 
 
 def half_width(rows):
-    """The widest row's 95 % CI half-width of the ratio, in percent."""
-    return max(100 * (r.ci_high - r.ci_low) / 2 for r in rows)
+    """The widest row's 95 % CI half-width of the ratio, in percent (infinite without rows)."""
+    return max((100 * (r.ci_high - r.ci_low) / 2 for r in rows), default=float("inf"))
 
 
 def compare_sides(outdir, columns, alpha, threshold):
     from analysis.tools.compare import repeated as compare_mod  # scipy: imported when comparing, not for --help
 
     wanted = {"status", "category", *columns}
-    rows = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
-                               columns, alpha=alpha, threshold=threshold)
-    if not rows:
-        raise ABError(f"{outdir}: base and new share no run definition, input and column with finished runs")
-    return rows
+    result = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
+                                 columns, alpha=alpha, threshold=threshold)
+    if result.nothing and not result.not_compared:
+        raise ABError(f"{outdir}: base and new share no run definition, input and column")
+    return result
 
 
 def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
-    """Run the plan; with --until add pairs until the CI is narrow enough. Returns compare's rows."""
+    """Run the plan; with --until add pairs until the CI is narrow enough. Returns compare's Result."""
     while True:
         run_pending(run, outdir, out)
-        rows = compare_sides(outdir, columns, alpha, threshold)
-        if run.until is None:
-            return rows
+        result = compare_sides(outdir, columns, alpha, threshold)
+        if run.until is None or result.nothing:
+            return result
+        rows = result.rows
         width = half_width(rows)
         run.checks.append({"reruns": run.reruns, "half_width": width})
         if width < run.until or run.reruns >= run.max_reruns:
@@ -179,7 +180,7 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
                            if width < run.until else
                            f"--max-reruns {run.max_reruns} reached; CI half-width still {width:.2f} % (target {run.until:g} %)")
             run.save(outdir)
-            return rows
+            return result
         run.reruns += 1
         run.plan(run.reruns)
         run.save(outdir)
@@ -215,8 +216,8 @@ def add_parser(commands, positive_int, probability):
         description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
         "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
-        "significant slowdown beyond --threshold, 0 otherwise, 2 on bad input). Interrupted runs keep every finished "
-        "invocation; --resume continues.")
+        "significant slowdown beyond --threshold, 3 when nothing was compared, 2 on bad input, 0 otherwise). "
+        "Interrupted runs keep every finished invocation; --resume continues.")
     parser.add_argument("base", nargs="?", type=Path, help="benchmark definition of the base (omit with --resume)")
     parser.add_argument("new", nargs="?", type=Path, help="benchmark definition of the candidate")
     parser.add_argument("--reruns", type=positive_int, default=5, help="reruns (invocations) per side (default 5; 2 at least)")
@@ -257,12 +258,12 @@ def run(args):
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        rows = measure(ab, outdir, columns, args.alpha, args.threshold)
+        result = measure(ab, outdir, columns, args.alpha, args.threshold)
     except runner.Interrupted:
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    text = compare_mod.render(rows, args.format, args.alpha, args.threshold)
+    text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
         data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
@@ -271,4 +272,4 @@ def run(args):
     else:
         text += "\n" + summary(ab)
     print(text)
-    return 1 if compare_mod.regressed(rows) else 0
+    return compare_mod.exit_code(result)

@@ -24,7 +24,7 @@ def api_tests(samples, apis, loads):
     pairs of that load level)."""
     results = []
     for load in loads:
-        groups = {api: samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.valid]
+        groups = {api: samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.usable("observed_cpu")]
                   for api in apis}
         groups = {k: v for k, v in groups.items() if len(v) >= 2}
         for r in stats.pairwise_tests(groups, alpha=ALPHA):
@@ -33,10 +33,10 @@ def api_tests(samples, apis, loads):
 
 
 def ratio(samples, quantity, base, other, confidence=0.95, what=""):
-    """mean of `other` / mean of `base` (masks over the samples; valid runs only) as an Estimate,
+    """mean of `other` / mean of `base` (masks over the samples; runs with a valid `quantity` only) as an Estimate,
     paired by rerun; None when either side has fewer than two runs."""
     values = getattr(samples, quantity)
-    base, other = base & samples.valid, other & samples.valid
+    base, other = base & samples.usable(quantity), other & samples.usable(quantity)
     if base.sum() < 2 or other.sum() < 2:
         return None
     return replication.ratio_of_means(values[base], values[other], samples.rerun[base], samples.rerun[other],
@@ -51,11 +51,12 @@ def load_ratio(samples, quantity, api, base_load, load, confidence=0.95):
     mask = samples.api == api
     base, other = mask & (samples.load == base_load), mask & (samples.load == load)
     est = ratio(samples, quantity, base, other, confidence, f"{QUANTITY[quantity]} of {api} at load {load} / load {base_load}")
-    values = getattr(samples, quantity)[mask & samples.valid]
+    usable = samples.usable(quantity)
+    values = getattr(samples, quantity)[mask & usable]
     step = timers.timer_resolution(values).step
     if est is None or not np.isfinite(step):
         return est
-    return dataclasses.replace(est, grid=2 * step / float(np.mean(getattr(samples, quantity)[base & samples.valid])))
+    return dataclasses.replace(est, grid=2 * step / float(np.mean(getattr(samples, quantity)[base & usable])))
 
 
 def load_effects(samples, apis, loads, quantity):

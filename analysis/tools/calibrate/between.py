@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from analysis.core import results, stats
+from analysis.core import results, stats, validity
 from analysis.sweep.load import load_tables
 from analysis.tools.calibrate import within as calibration
 from analysis.tools.compare import repeated as compare_mod
@@ -58,7 +58,8 @@ class BetweenError(calibration.CalibrationError):
 
 
 def invocations(paths, column):
-    """{(run definition, input): [finished values per invocation, in date order]} of all paths."""
+    """{(run definition, input): ([valid values per invocation, in date order], {reason: runs left out})}
+    of all paths."""
     tables, conditions = [], {}
     for path in map(Path, paths):
         if not path.exists():
@@ -70,7 +71,7 @@ def invocations(paths, column):
         tables += found
         conditions.update(steps)
     unique = list({t.path.resolve(): t for t in tables}.values())
-    return {key[:2]: arrays for key, (arrays, _) in compare_mod.rerun_groups(unique, conditions, (column,)).items()}
+    return {key[:2]: found for key, found in compare_mod.rerun_groups(unique, conditions, (column,)).items()}
 
 
 def _stats(arrays):
@@ -352,14 +353,17 @@ def command(source, slower, out, fmt="text", plot_path=None, *, column=calibrati
     groups = invocations([source], column)
     slow = invocations([slower], column) if slower is not None else {}
     calibrations = []
-    for key, arrays in sorted(groups.items()):
+    for key, (arrays, left_out) in sorted(groups.items()):
         if len(arrays) < 4:
             continue
         if slower is not None and key not in slow:
             raise BetweenError(f"{slower}: has no runs of {key[0]} / {key[1]} (the slower side needs the same run "
                                "definition and task names)")
-        calibrations.append((f"{key[0]} / {key[1]} ({column})",
-                             calibrate_between(arrays, slow.get(key), alpha, threshold, splits, until, trials, simulations, seed)))
+        slow_arrays, slow_left_out = slow.get(key, (None, {}))
+        label = f"{key[0]} / {key[1]} ({column})" + "".join(
+            f", {side}{validity.left_out_text(out)}" for side, out in (("", left_out), ("slower side ", slow_left_out)) if out)
+        calibrations.append((label, calibrate_between(arrays, slow_arrays, alpha, threshold, splits, until, trials,
+                                                      simulations, seed)))
     if not calibrations:
         raise BetweenError(f"{source}: no run definition and input with 4+ invocations of finished '{column}' runs")
     print(render(calibrations, fmt), file=out)
@@ -380,4 +384,4 @@ def holds_invocations(source, column=calibration.DEFAULT_COLUMN):
     path = Path(str(source))
     if not path.exists():
         return False
-    return any(len(arrays) >= 2 for arrays in invocations([path], column).values())
+    return any(len(arrays) >= 2 for arrays, _ in invocations([path], column).values())

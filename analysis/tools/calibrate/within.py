@@ -35,6 +35,7 @@ import scipy.stats
 
 from analysis.tools.compare import repeated as compare_mod
 from analysis.tools import history
+from analysis.core import validity
 from analysis.core.errors import UserError
 
 ALPHA = 0.05
@@ -335,15 +336,14 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
             raise CalibrationError(f"{kind}: no result file has a column '{column}'")
         groups = compare_mod.groups(tables, conditions, (column,))
         for (rundefinition, name, _), (values, left_out) in sorted(groups.items()):
-            label = f"{rundefinition} / {name} ({column})"
+            label = f"{rundefinition} / {name} ({column})" + (f", {validity.left_out_text(left_out)}" if left_out else "")
             if values.size < MIN_N or not np.ptp(values) > 0:
-                skipped.append(f"{label}: {values.size} finished runs{' without spread' if values.size >= MIN_N else ''}, "
+                skipped.append(f"{label}: {values.size} valid runs{' without spread' if values.size >= MIN_N else ''}, "
                                f"not calibrated (needs {MIN_N}+)")
                 continue
-            calibrations.append((label + (f", {left_out} left out" if left_out else ""),
-                                 calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed)))
+            calibrations.append((label, calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed)))
         if not calibrations:
-            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ finished runs of '{column}'")
+            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ valid runs of '{column}' ({'; '.join(skipped)})")
     stream = out or sys.stdout
     print(render(calibrations, format), file=stream)
     if skipped and format != "json":

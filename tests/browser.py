@@ -35,7 +35,7 @@ def find_chromium() -> str:
             return path
     raise BrowserUnavailable(
         "screenshot: no Chromium found on PATH (looked for " + ", ".join(_CANDIDATES)
-        + "); install it, e.g. 'apt-get install chromium'")
+        + "); the kit's package list has it: as root, python3 -m analysis.machine.packages installs it")
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

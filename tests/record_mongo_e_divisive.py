@@ -1,13 +1,12 @@
 """Record MongoDB's E-Divisive changepoints on the seeded series of tests/test_history.py.
 
-MongoDB's implementation (PyPI `signal-processing-algorithms`) pins Python 3.11 and numpy < 2,
-so it is not a dependency of the kit: the cross-check test compares the kit's E-Divisive with the
-changepoints recorded here, in tests/data/history/mongo-e-divisive.json. To record them again,
-in a virtualenv of its own outside the repository:
+MongoDB's implementation (PyPI `signal-processing-algorithms`) allows Python 3.11 only and numpy < 2,
+so it is a test dependency, not a dependency of the kit (setup.cfg's test extras install it on
+Python 3.11). The cross-check test compares the kit's E-Divisive with the changepoints recorded
+here, in tests/data/history/mongo-e-divisive.json, and where the package is installed, also
+recomputes them. To record them again, from the repository root in the test environment:
 
-    python3.11 -m venv /work/spa-venv
-    /work/spa-venv/bin/pip install signal-processing-algorithms
-    /work/spa-venv/bin/python tests/record_mongo_e_divisive.py
+    .tox/test/bin/python tests/record_mongo_e_divisive.py
 
 The script needs only numpy and that package (not the kit). `series` is the one definition of the
 series: the test imports it from here.

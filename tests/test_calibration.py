@@ -100,7 +100,7 @@ def test_command_on_a_cv_and_on_a_result_set(tmp_path):
         calibration.calibration_command(measured, stream, "markdown", splits=200, draws=200, simulations=200)
     text = out.read_text()
     assert "bc / 10 (cputime): 24 runs (measured)" in text and "| +5 % | 100 |" in text
-    assert "Skipped bc / 100 (cputime): 3 finished runs" in text
+    assert "Skipped bc / 100 (cputime): 3 valid runs" in text
 
 
 @pytest.mark.unit

@@ -41,7 +41,7 @@ def real_splits(columns, splits=30, m=5, seed=0):
     slower = 0
     for _ in range(splits):
         a, b = rng.permutation(len(base))[:m], rng.permutation(len(new))[:m]
-        rows = compare_mod.compare(([base[i] for i in a], {}), ([new[i] for i in b], {}), columns)
+        rows = compare_mod.compare(([base[i] for i in a], {}), ([new[i] for i in b], {}), columns).rows
         slower += next(r for r in rows if r.column == "cputime").verdict == "slower"
     return slower / splits
 

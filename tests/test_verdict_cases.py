@@ -210,7 +210,7 @@ def _samples(means, m=3, n=10, drift=0.01, within=0.01, seed=0):
             for key in ("timer_user", "timer_real"):
                 cols[key].append(values)
             cols["timer_sys"].append(np.zeros(n))
-    arrays = {k: np.concatenate(v) for k, v in cols.items()}
+    arrays = {k: np.concatenate(v) for k, v in cols.items() if v}   # fields with a default may stay unset
     arrays["valid"] = arrays["valid"].astype(bool)
     return Samples(**arrays)
 

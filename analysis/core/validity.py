@@ -1,9 +1,13 @@
 """Values that are not measurements: no value, NaN, infinite, or a negative time, size or energy.
 
-BenchExec files can hold all of them (a tool-info module that parses "NaN", a clock that went
-backwards, a value the run never wrote). None of them may enter a statistic, and none may vanish
-without a word: every analysis takes its usable values through ``check``/``of_column``, which
-count each left-out value under its reason, and shows those counts where it says what it left out.
+The one rule of the kit for them. BenchExec files can hold all of them (a tool-info module that
+parses "NaN", a clock that went backwards, a value the run never wrote). None of them may enter a
+statistic, and none may vanish without a word: every analysis takes its usable values through
+``check``/``of_column`` (``of_runs`` also counts the runs that did not finish normally), which
+leave each such value out on its own, run by run and column by column (a NaN cputime does not
+take the run's walltime with it), count it under its reason, and show those counts where the
+analysis says what it left out (``left_out_text``: "left out: 5 NaN"). A row, point or column
+disappears only when no valid value is left, and then says so (``nothing_left``).
 
 NaN written in the file and a missing value are both NaN in a RunTable; the table's ``nonfinite``
 count per column (NaN and Inf as written) tells them apart for a whole column, so the reason says
@@ -24,7 +28,8 @@ NAN = "NaN"
 NAN_OR_NO_VALUE = "NaN or no value"
 INFINITE = "infinite"
 NEGATIVE = "negative"
-REASONS = (NO_VALUE, NAN, NAN_OR_NO_VALUE, INFINITE, NEGATIVE)
+NOT_FINISHED = "not finished normally"   # BenchExec's status: timeout, error, out of memory ...
+REASONS = (NOT_FINISHED, NO_VALUE, NAN, NAN_OR_NO_VALUE, INFINITE, NEGATIVE)
 
 
 @dataclasses.dataclass
@@ -33,6 +38,8 @@ class Validity:
 
     usable: np.ndarray                                    # bool, one per value
     reasons: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> count, only > 0
+    codes: np.ndarray | None = dataclasses.field(default=None, repr=False)  # per value: 1 + index into names, 0: kept or not counted
+    names: tuple = ()
 
     @property
     def left_out(self) -> int:
@@ -42,6 +49,16 @@ class Validity:
         """'2 NaN, 1 negative' (empty when nothing was left out)."""
         return describe(self.reasons)
 
+    def reason(self, i) -> str:
+        """Why value i was left out ('' when it is usable or was not considered)."""
+        code = int(self.codes[i])
+        return self.names[code - 1] if code else ""
+
+    def reasons_in(self, mask) -> dict[str, int]:
+        """The counts by reason over the values where `mask` is true (one input of a file, say)."""
+        counts = np.bincount(self.codes[np.asarray(mask, dtype=bool)], minlength=len(self.names) + 1)
+        return {name: int(n) for name, n in zip(self.names, counts[1:]) if n}
+
 
 def describe(reasons) -> str:
     """Counts by reason as one phrase, in the order of REASONS then any other reason."""
@@ -49,10 +66,11 @@ def describe(reasons) -> str:
     return ", ".join(f"{reasons[r]} {r}" for r in order if reasons.get(r))
 
 
-def check(values, unit="s", considered=None, nan_reason=NAN_OR_NO_VALUE) -> Validity:
+def check(values, unit="s", considered=None, nan_reason=NAN_OR_NO_VALUE, unconsidered_reason=None) -> Validity:
     """Usable values among `considered` (a bool mask; default all): finite, and not negative
-    where the unit is one of NON_NEGATIVE_UNITS. Values outside `considered` are not usable and not
-    counted (they were left out for another reason, e.g. a timeout)."""
+    where the unit is one of NON_NEGATIVE_UNITS. Values outside `considered` are not usable; they
+    were left out for another reason (e.g. a timeout) and are counted under `unconsidered_reason`
+    where one is given, else not at all."""
     values = np.asarray(values, dtype=float)
     considered = np.ones(values.shape, dtype=bool) if considered is None else np.asarray(considered, dtype=bool)
     nan = np.isnan(values) & considered
@@ -63,8 +81,13 @@ def check(values, unit="s", considered=None, nan_reason=NAN_OR_NO_VALUE) -> Vali
         with np.errstate(invalid="ignore"):
             negative = usable & (values < 0)
         usable &= ~negative
-    counts = {nan_reason: int(nan.sum()), INFINITE: int(infinite.sum()), NEGATIVE: int(negative.sum())}
-    return Validity(usable, {reason: n for reason, n in counts.items() if n})
+    names = (nan_reason, INFINITE, NEGATIVE) + ((unconsidered_reason,) if unconsidered_reason else ())
+    codes = np.zeros(values.shape, dtype=np.int8)
+    for code, where in enumerate((nan, infinite, negative, ~considered if unconsidered_reason else None), start=1):
+        if where is not None:
+            codes[where] = code
+    counts = np.bincount(codes.ravel(), minlength=len(names) + 1)[1:]
+    return Validity(usable, {reason: int(n) for reason, n in zip(names, counts) if n}, codes, names)
 
 
 def nan_reason(table, column) -> str:
@@ -85,6 +108,28 @@ def of_column(table, column, considered=None) -> Validity:
     if values is None:
         values = np.full(len(table), np.nan)
     return check(values, table.units.get(column, ""), considered, nan_reason(table, column))
+
+
+def of_runs(table, column, finished=None) -> Validity:
+    """of_column() over all runs of a RunTable: the runs that did not finish normally (`finished`,
+    default table.valid()) are left out too and counted as NOT_FINISHED."""
+    finished = table.valid() if finished is None else finished
+    values = table.columns.get(column)
+    if values is None:
+        values = np.full(len(table), np.nan)
+    return check(values, table.units.get(column, ""), finished, nan_reason(table, column), NOT_FINISHED)
+
+
+def left_out_text(reasons) -> str:
+    """'left out: 5 NaN, 2 not finished normally', or '' when nothing was left out."""
+    text = describe(reasons)
+    return f"left out: {text}" if text else ""
+
+
+def nothing_left(what, reasons) -> str:
+    """The line for a row, point or column that disappears because no valid value is left."""
+    text = describe(reasons)
+    return f"{what}: no valid value left" + (f" ({text})" if text else "")
 
 
 def merge(*reason_counts) -> dict[str, int]:

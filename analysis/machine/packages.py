@@ -30,6 +30,7 @@ REQUIREMENTS = {
     "aarch64-linux-gnu-gcc": ("gcc-aarch64-linux-gnu", "the aarch64 build of programs/ (make -C programs cross-aarch64)"),
     "/usr/aarch64-linux-gnu/include/stdio.h": ("libc6-dev-arm64-cross", "the C library for that aarch64 build"),
     "qemu-aarch64": ("qemu-user", "running the aarch64 build in the tests (tests/test_aarch64.py)"),
+    "chromium": ("chromium", "the tests' screenshot of the report (tests/browser.py)"),
 }
 
 

@@ -154,33 +154,34 @@ def run_pending(run, outdir, out=sys.stderr):
 
 
 def half_width(rows):
-    """The widest row's 95 % CI half-width of the ratio, in percent."""
-    return max(100 * (r.ci_high - r.ci_low) / 2 for r in rows)
+    """The widest row's 95 % CI half-width of the ratio, in percent (infinite without rows)."""
+    return max((100 * (r.ci_high - r.ci_low) / 2 for r in rows), default=float("inf"))
 
 
 def compare_sides(outdir, columns, alpha, threshold):
     from analysis.tools.compare import repeated as compare_mod  # scipy: imported when comparing, not for --help
 
     wanted = {"status", "category", *columns}
-    rows = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
-                               columns, alpha=alpha, threshold=threshold)
-    if not rows:
-        raise ABError(f"{outdir}: base and new share no run definition, input and column with finished runs")
-    return rows
+    result = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
+                                 columns, alpha=alpha, threshold=threshold)
+    if result.nothing and not result.not_compared:
+        raise ABError(f"{outdir}: base and new share no run definition, input and column")
+    return result
 
 
 def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
     """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
-    every row is decided. Returns compare's rows."""
+    every row is decided. Returns compare's Result."""
     while True:
         run_pending(run, outdir, out)
-        rows = compare_sides(outdir, columns, alpha, threshold)
-        if run.until_decided:
+        result = compare_sides(outdir, columns, alpha, threshold)
+        if run.until_decided and not result.nothing:
             if _decided_or_spent(run, outdir, columns, alpha, threshold, out):
-                return rows
+                return result
             continue
-        if run.until is None:
-            return rows
+        if run.until is None or result.nothing:
+            return result
+        rows = result.rows
         width = half_width(rows)
         run.checks.append({"reruns": run.reruns, "half_width": width})
         if width < run.until or run.reruns >= run.max_reruns:
@@ -188,7 +189,7 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
                            if width < run.until else
                            f"--max-reruns {run.max_reruns} reached; CI half-width still {width:.2f} % (target {run.until:g} %)")
             run.save(outdir)
-            return rows
+            return result
         run.reruns += 1
         run.plan(run.reruns)
         run.save(outdir)
@@ -246,7 +247,7 @@ def add_parser(commands, positive_int, probability):
         description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
         "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
-        "significant slowdown beyond --threshold, 0 otherwise, 2 on bad input). Interrupted runs keep every finished "
+        "significant slowdown beyond --threshold, 3 when nothing was compared, 2 on bad input, 0 otherwise). Interrupted runs keep every finished "
         "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "
         "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog').")
     parser.add_argument("base", nargs="?", help="benchmark definition of the base, or a shell command (omit with --resume)")
@@ -299,13 +300,13 @@ def run(args):
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        rows = measure(ab, outdir, columns, args.alpha, args.threshold)
+        result = measure(ab, outdir, columns, args.alpha, args.threshold)
     except runner.Interrupted:
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    sequential_text = sequential_verdicts(ab, outdir, rows, columns, args.alpha, args.threshold)
-    text = compare_mod.render(rows, args.format, args.alpha, args.threshold)
+    sequential_text = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold)
+    text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
         data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
@@ -314,7 +315,7 @@ def run(args):
     else:
         text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
     print(text)
-    return 1 if compare_mod.regressed(rows) else 0
+    return compare_mod.exit_code(result)
 
 
 def reruns_to_start(args):

@@ -5,7 +5,8 @@ A result set is one benchexec invocation (all result files with the same benchma
 `date`, whether given one by one or as a directory) or one sweep directory. Result sets are put
 in the order of BenchExec's `date` attribute (the invocation's start), never in argument order.
 For every run definition and input, the series of per-result-set means of one column (default
-cputime; runs that did not finish normally are left out, as in `compare`) is searched for
+cputime; runs that did not finish normally and values that are no measurement are left out and
+counted, as in `compare`) is searched for
 changepoints. Result sets of one run per task (competition style, as in `compare`'s paired mode)
 have no repetitions to average: there the series is, per run definition, the geometric mean of
 the per-task values over the tasks present, finished and valid in every set, so that each point
@@ -29,7 +30,7 @@ from analysis.tools.compare import pairing
 from analysis.core.errors import UserError
 from analysis.sweep.load import load_tables
 from analysis.core import results
-from analysis.core import stats
+from analysis.core import stats, validity
 from analysis.core.changepoints import MIN_SIZE, PERMUTATIONS, P_THRESHOLD, SEED, Split, e_divisive  # noqa: F401 (history's API)
 
 DEFAULT_COLUMN = "cputime"
@@ -121,7 +122,7 @@ class Point:
 
     result_set: int       # index into History.result_sets (date order)
     n: int
-    left_out: int
+    left_out: dict        # reason -> runs (or tasks) left out (analysis.core.validity)
     mean: float
     ci_low: float
     ci_high: float
@@ -160,6 +161,7 @@ class History:
     p_threshold: float
     min_size: int
     seed: int
+    left_out: list = field(default_factory=list)   # lines: values left out per series, points without a valid value
 
     @property
     def changepoints(self):
@@ -174,8 +176,9 @@ class History:
 
 
 def _mean_points(sets, column):
-    """{(run definition, input): [Point]}: the mean of the repeated runs of each input per set."""
-    points = {}
+    """{(run definition, input): [Point]}: the mean of the valid repeated runs of each input per set;
+    and a line for each set in which a series has no valid value (it is no point of the series)."""
+    points, gone = {}, []
     for index, result_set in enumerate(sets):
         groups = compare_mod.groups(result_set.tables, result_set.conditions, (column,))
         for (rundefinition, name, _), (values, left_out) in groups.items():
@@ -183,7 +186,21 @@ def _mean_points(sets, column):
             if summary.n:
                 points.setdefault((rundefinition, name), []).append(
                     Point(index, summary.n, left_out, summary.mean, summary.ci_low, summary.ci_high))
-    return points
+            else:
+                gone.append(validity.nothing_left(f"{rundefinition} / {name} in {result_set.label}", left_out)
+                            + ": not a point of its series")
+    return points, gone
+
+
+def _left_out_lines(points):
+    """Per series that left values out: how many, why, in how many of its result sets."""
+    lines = []
+    for (rundefinition, name), pts in sorted(points.items()):
+        hit = [p.left_out for p in pts if p.left_out]
+        if hit:
+            lines.append(f"{rundefinition} / {name}: {validity.left_out_text(validity.merge(*hit))} "
+                         f"(in {len(hit)} of its {len(pts)} result sets)")
+    return lines
 
 
 def _per_task_points(sets, column):
@@ -194,25 +211,31 @@ def _per_task_points(sets, column):
     by_name, common = {}, {}  # common: per run definition, the properties its first set has most
     for index, result_set in enumerate(sets):
         for run_set in pairing.run_sets(result_set.tables, [column]):
-            usable = run_set.usable[column] & (run_set.values[column] > 0)
+            zero = run_set.usable[column] & ~(run_set.values[column] > 0)
+            usable = run_set.usable[column] & ~zero
             common.setdefault(run_set.name, pairing.common_property(run_set.properties))
             keys = np.asarray(pairing.identities(run_set, common[run_set.name])[0], dtype=object)
             values = dict(zip(keys[usable].tolist(), run_set.values[column][usable].tolist()))
-            by_name.setdefault(run_set.name, []).append((index, values, len(run_set)))
-    points = {}
+            left_out = {validity.NOT_FINISHED: int((~run_set.finished).sum()), **run_set.invalid[column],
+                        "zero (no logarithm)": int(zero.sum())}
+            by_name.setdefault(run_set.name, []).append((index, values, {k: n for k, n in left_out.items() if n}))
+    points, gone = {}, []
     for name, per_set in by_name.items():
         common = set.intersection(*(set(values) for _, values, _ in per_set))
         if not common:
+            gone.append(f"{name}: no task is finished with a valid value in every result set: no series")
             continue
         order = sorted(common)
         label = f"geometric mean over the {len(order)} tasks in every set"
-        for index, values, runs in per_set:
+        for index, values, left_out in per_set:
             logs = np.log([values[k] for k in order])
             mean, n = float(logs.mean()), logs.size
             half = float(scipy.stats.t.ppf(0.975, n - 1) * logs.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+            if len(values) > n:
+                left_out = {**left_out, "valid but not in every result set": len(values) - n}
             points.setdefault((name, label), []).append(
-                Point(index, n, runs - n, math.exp(mean), math.exp(mean - half), math.exp(mean + half)))
-    return points
+                Point(index, n, left_out, math.exp(mean), math.exp(mean - half), math.exp(mean + half)))
+    return points, gone
 
 
 def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold=P_THRESHOLD,
@@ -234,11 +257,12 @@ def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold
                            f"{tables[0].path.name} has: {', '.join(available)}")
     units = {t.units.get(column, "") for t in tables if column in t.columns}
     if all(not s.conditions and pairing.one_run_per_task(s.tables) for s in sets):
-        points = _per_task_points(sets, column)
+        points, gone = _per_task_points(sets, column)
     else:
-        points = _mean_points(sets, column)
+        points, gone = _mean_points(sets, column)
     if not points:
-        raise HistoryError(f"no run in {', '.join(map(str, paths))} finished normally with a value for '{column}'")
+        raise HistoryError(f"no run in {', '.join(map(str, paths))} finished normally with a valid value for '{column}'"
+                           + (f" ({'; '.join(gone)})" if gone else ""))
     series, skipped = [], []
     for (rundefinition, name), pts in sorted(points.items()):
         if len(pts) < 2 * min_size:
@@ -259,7 +283,8 @@ def history(paths, column=DEFAULT_COLUMN, permutations=PERMUTATIONS, p_threshold
         raise HistoryError(f"no series is in at least {2 * min_size} of the {len(sets)} result sets: {'; '.join(skipped)} "
                            "(a series is one run definition and input, or a run definition's tasks in competition-style "
                            "sets; a sweep's run definitions are named with their load level, a plain result file's are not)")
-    return History(column, "/".join(sorted(units)), sets, series, skipped, permutations, p_threshold, min_size, seed)
+    return History(column, "/".join(sorted(units)), sets, series, skipped, permutations, p_threshold, min_size, seed,
+                   left_out=_left_out_lines(points) + gone)
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,6 +312,7 @@ def _summary(h):
     if quiet:
         lines.append(f"No changepoint in: {', '.join(quiet)}.")
     lines += [f"Skipped {s}." for s in h.skipped]
+    lines += [f"{s}." for s in h.left_out]
     return lines
 
 
@@ -299,7 +325,7 @@ def render(h, fmt="text"):
             "result_sets": [{"label": s.label, "date": s.date_text} for s in h.result_sets],
             "series": [{"rundefinition": s.rundefinition, "input": s.input, "points": [asdict(p) for p in s.points],
                         "changepoints": [asdict(c) for c in s.changepoints]} for s in h.series],
-            "skipped": h.skipped,
+            "skipped": h.skipped, "left_out": h.left_out,
         }, indent=2, default=str)
     rows = _rows(h)
     notes = "\n".join(_summary(h) + [h.method()])

@@ -8,6 +8,7 @@ it into a RunTable.
 from __future__ import annotations
 
 import pathlib
+import re
 import string
 
 import numpy as np
@@ -42,6 +43,10 @@ TEXT_ONLY = ("status", "category")
 
 # What may follow a number as its unit; rstrip() with these splits '0.5s' into '0.5' and 's'.
 _UNIT_CHARS = string.ascii_letters + "/% "
+
+# NaN or an infinity with a unit, as BenchExec writes a float it measured ('nans', '-Infs', 'NaNB'):
+# the word is the number, the rest its unit (only a known one: 'Info' is text, not inf 'o').
+_NONFINITE_WITH_UNIT = re.compile(r"^\s*([+-]?(?:nan|inf(?:inity)?))\s*(\S+)\s*$", re.IGNORECASE)
 
 # numpy >= 2 has string ufuncs in np.strings; np.char has the same functions, slower.
 _np_strings = getattr(np, "strings", np.char)
@@ -295,9 +300,30 @@ def _parse_numbers(values):
     try:
         numbers[present] = np.fromiter(map(float, number_text), np.float64, len(number_text))
     except ValueError:
-        return None
+        return _parse_with_nonfinite(text, heads, whole, present)
     suffixes = _suffixes(text, heads)
     suffixes[whole] = ""  # missing values are whole too
+    return numbers, suffixes
+
+
+def _parse_with_nonfinite(text, heads, whole, present):
+    """_parse_numbers for values of which some are NaN or an infinity followed by a unit; None if
+    a value is text after all."""
+    numbers = np.full(len(text), np.nan)
+    suffixes = _suffixes(text, heads)
+    suffixes[whole] = ""
+    for i in present.tolist():
+        value = str(text[i])
+        if whole[i]:
+            match = _NONFINITE_WITH_UNIT.match(value)
+            if match and match.group(2) in _UNITS:
+                value, suffixes[i] = match.group(1), match.group(2)
+        else:
+            value = str(heads[i])
+        try:
+            numbers[i] = float(value)
+        except ValueError:
+            return None
     return numbers, suffixes
 
 

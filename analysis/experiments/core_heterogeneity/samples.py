@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.core import results
+from analysis.core import results, validity
 from analysis.core.errors import UserError
 from analysis.core.tasks import input_of
 
@@ -144,13 +144,17 @@ def _assigned_core(table, n):
 
 
 def _exclusion_reasons(valid, status, seconds, start, end, assigned):
-    """Per run '' when it counts for its core, else why not."""
+    """Per run '' when it counts for its core, else why not (a self-seconds that is no measurement
+    by the kit's one rule, analysis.core.validity, names its reason)."""
     reason = np.full(len(valid), "", dtype=object)
+    timed = validity.check(seconds, "s")
     for i in range(len(valid)):
         if not valid[i]:
             reason[i] = f"failed: {status[i] or 'no status'}"
-        elif not (np.isfinite(seconds[i]) and np.isfinite(start[i]) and np.isfinite(end[i])):
-            reason[i] = "no self-seconds/cpu-start/cpu-end value"
+        elif not timed.usable[i]:
+            reason[i] = f"self-seconds: {timed.reason(i)}"
+        elif not (np.isfinite(start[i]) and np.isfinite(end[i])):
+            reason[i] = "no cpu-start/cpu-end value"
         elif start[i] != end[i]:
             reason[i] = "moved to another CPU during the run"
         elif assigned[i] >= 0 and start[i] != assigned[i]:

@@ -12,8 +12,10 @@ missing or non-finite value are None, which the report shows as missing.
 
 import warnings
 
+import numpy as np
+
 from analysis.core import fmt
-from analysis.core import stats
+from analysis.core import stats, validity
 from analysis.core.report import Section, Table
 from analysis.experiments.discipline.claims import findings
 from analysis.experiments.discipline.plots import wall_per_condition
@@ -39,7 +41,7 @@ def _conditions(runs, present, reruns_of, data):
     rows, var_rows = [], []
     for c in present:
         wall, cpu, reruns = runs.wall[runs.of(c)], runs.cpu[runs.of(c)], runs.rerun[runs.of(c)]
-        w, u = stats.summarize(wall), stats.summarize(cpu)
+        w, u = stats.summarize(wall), stats.summarize(cpu[np.isfinite(cpu)])   # CPU times left out are NaN
         v = variation(wall, reruns)
         data["conditions"][c] = {"wall": w.as_dict(), "cpu": u.as_dict(), "variation": v,
                                  "excluded": runs.excluded.get(c, {})}
@@ -100,12 +102,16 @@ def _kept_out_warning(runs):
     for counts in runs.excluded.values():
         for status, count in counts.items():
             kept_out[status] = kept_out.get(status, 0) + count
-    if not kept_out:
-        return []
-    total = sum(kept_out.values())
-    return [f"{total} of {total + len(runs.wall)} runs were kept out of every statistic: "
-            + ", ".join(f"{status}: {count}" for status, count in sorted(kept_out.items()))
-            + " (per condition in the first table)."]
+    lines = []
+    if kept_out:
+        total = sum(kept_out.values())
+        lines.append(f"{total} of {total + len(runs.wall)} runs were kept out of every statistic: "
+                     + ", ".join(f"{status}: {count}" for status, count in sorted(kept_out.items()))
+                     + " (per condition in the first table).")
+    cpu = validity.merge(*runs.cpu_left_out.values())
+    if cpu:
+        lines.append(f"CPU time {validity.left_out_text(cpu)} (of the CPU-time statistics only; those runs' wall times count).")
+    return lines
 
 
 def _placements(tables, conditions):

@@ -39,14 +39,15 @@ def mean_ratio(runs, a, b, quantity="wall", confidence=0.95):
     """mean A / mean B as an Estimate: t interval over the per-rerun ratios (the reruns pair the
     conditions: they ran interleaved in each), or over runs with one rerun."""
     values = getattr(runs, quantity)
-    return replication.ratio_of_means(values[runs.of(b)], values[runs.of(a)], runs.rerun[runs.of(b)],
-                                      runs.rerun[runs.of(a)], confidence=confidence,
-                                      what=f"{quantity} mean {a} / {b}")
+    in_a, in_b = runs.of(a) & np.isfinite(values), runs.of(b) & np.isfinite(values)  # CPU times left out are NaN
+    return replication.ratio_of_means(values[in_b], values[in_a], runs.rerun[in_b], runs.rerun[in_a],
+                                      confidence=confidence, what=f"{quantity} mean {a} / {b}")
 
 
 def rerun_cvs(runs, condition, quantity="wall"):
     """{rerun: CV of its runs (sd with ddof 1 / mean)} of one condition, reruns with 2+ runs."""
-    values, mask = getattr(runs, quantity), runs.of(condition)
+    values = getattr(runs, quantity)
+    mask = runs.of(condition) & np.isfinite(values)
     out = {}
     for r in sorted(set(runs.rerun[mask].tolist())):
         x = values[mask & (runs.rerun == r)]

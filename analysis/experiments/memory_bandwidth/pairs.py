@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.core import validity
 from analysis.machine.numa import NumaError
 
 KERNELS = ("copy", "scale", "add", "triad")
@@ -54,11 +55,14 @@ def _int(column, i):
     return int(column[i])
 
 
-def _exclusion(table, valid, i):
-    """Why run i of the table does not count ('' when it does); `valid`: table.valid()."""
-    triad, ok = table.columns.get("triad-mbs"), table.columns.get("checksum-ok")
-    if not valid[i] or triad is None or not np.isfinite(triad[i]):
+def _exclusion(table, valid, triad, i):
+    """Why run i of the table does not count ('' when it does); `valid`: table.valid(); `triad`:
+    validity.of_column of its triad-mbs."""
+    ok = table.columns.get("checksum-ok")
+    if not valid[i]:
         return table.status[i] or "no status"
+    if not triad.usable[i]:
+        return f"triad-mbs: {triad.reason(i)}"
     if ok is None or ok[i] != 1:
         return "checksum not ok"
     cpu, mem = pair_of(table, i)
@@ -77,9 +81,10 @@ def collect(tables):
     values, recorded, excluded, warnings = {}, [], {}, []
     for table in tables:
         valid = table.valid()
+        triad = validity.of_column(table, "triad-mbs", valid)
         for i, task in enumerate(table.tasks.tolist()):
             label = f"{table.name}/{task.rsplit('/', 1)[-1]}"
-            why = _exclusion(table, valid, i)
+            why = _exclusion(table, valid, triad, i)
             if why:
                 excluded[label] = why
                 continue

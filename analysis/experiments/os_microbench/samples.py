@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from analysis.core import instruments
+from analysis.core import instruments, validity
 from analysis.core.instruments import CORE_CLOCK, Reading
 from analysis.core.stats import summarize
 from analysis.core.tasks import input_of
@@ -26,6 +26,7 @@ def _runs(tables):
     valid_runs, excluded = [], []
     for table in tables:
         valid = table.valid()
+        median = validity.of_column(table, "median", valid)
         text = {k: v for k, v in table.text_columns.items() if k not in ("status", "category")}
         for i in range(len(table)):
             values = {}
@@ -40,7 +41,8 @@ def _runs(tables):
             if not valid[i] or not isinstance(values.get("median"), float):
                 reason = table.status[i] or "no status"
                 if valid[i]:
-                    reason = f"{reason}, no measurement in its output"
+                    why = median.reason(i)
+                    reason = f"{reason}, median {why}" if why and why != validity.NO_VALUE else f"{reason}, no measurement in its output"
                 excluded.append({"measure": measure, "task": str(table.tasks[i]), "status": reason, "file": table.path.name})
                 continue
             values[INVOCATION] = table.path.name  # one result file per benchexec invocation (and run definition)

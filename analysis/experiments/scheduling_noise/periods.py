@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
+from analysis.core import validity
 from analysis.core.errors import UserError
 from analysis.core.instruments import CLOCK_KEYS
 from analysis.core.tasks import input_of
@@ -128,11 +129,11 @@ def collect(tables):
     runs, excluded, warnings = [], {}, []
     for table in tables:
         valid = table.valid()
+        gaps = validity.of_column(table, "gaps", valid)
         for i, task in enumerate(table.tasks.tolist()):
             label = f"{table.name}/{PurePosixPath(task).name}"
-            gaps = table.columns.get("gaps")
-            if not valid[i] or gaps is None or not np.isfinite(gaps[i]):
-                excluded[label] = table.status[i] or "no status"
+            if not gaps.usable[i]:
+                excluded[label] = f"gaps: {gaps.reason(i)}" if valid[i] else table.status[i] or "no status"
                 continue
             values = {k: float(v[i]) for k, v in table.columns.items()}
             texts = {k: str(v[i]) for k, v in table.text_columns.items()}

@@ -6,6 +6,7 @@ timer quality per API and load), comparisons (tests between APIs and against the
 figures, and claims (the thesis's claims, judged).
 """
 
+from analysis.core import validity
 from analysis.core.report import Section
 from analysis.experiments.time_apis import comparisons, summaries
 from analysis.experiments.time_apis.claims import findings
@@ -44,12 +45,18 @@ def section(samples, cores, notes=()):
 
 
 def _excluded_warning(samples, excluded):
-    """How many runs were left out, counted by status."""
+    """How many runs were left out, and why: BenchExec's status of those that did not finish
+    normally, and per quantity the values that are no measurement (each left out of that
+    quantity's statistics only)."""
     statuses = {}
-    for status in samples.status[~samples.valid].tolist():
+    for status in samples.status[~samples.finished].tolist():
         statuses[status or "(no status)"] = statuses.get(status or "(no status)", 0) + 1
-    return (f"{excluded} of {len(samples.valid)} runs were left out of every statistic: "
-            + ", ".join(f"{k}: {v}" for k, v in statuses.items()))
+    parts = [f"{sum(statuses.values())} not finished normally ({', '.join(f'{k}: {v}' for k, v in statuses.items())})"] if statuses else []
+    for quantity, what in (("observed_cpu", "CPU time"), ("observed_wall", "wall time")):
+        reasons = {k: v for k, v in samples.left_out(quantity).items() if k != validity.NOT_FINISHED}
+        if reasons:
+            parts.append(f"{what}: {validity.describe(reasons)} (left out of the {what} statistics only)")
+    return f"{excluded} of {len(samples.valid)} runs lack a valid CPU or wall time: " + "; ".join(parts)
 
 
 def _numeric_first(name):

@@ -24,7 +24,7 @@ def api_tests(samples, apis, loads):
     pairs of that load level)."""
     results = []
     for load in loads:
-        groups = {api: samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.valid]
+        groups = {api: samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.usable("observed_cpu")]
                   for api in apis}
         groups = {k: v for k, v in groups.items() if len(v) >= 2}
         for r in stats.pairwise_tests(groups, alpha=ALPHA):
@@ -33,7 +33,7 @@ def api_tests(samples, apis, loads):
 
 
 def ratio(samples, quantity, base, other, confidence=0.95, what=""):
-    """mean of `other` / mean of `base` (masks over the samples; valid runs only) as an Estimate,
+    """mean of `other` / mean of `base` (masks over the samples; runs with a valid `quantity` only) as an Estimate,
     paired by rerun, on the grid of the timers' values; None when either side has fewer than two runs.
 
     A timer that prints 10 ms steps cannot show the program's time finer than that (when its values
@@ -41,7 +41,7 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
     half its timer's step, and the ratio to half the sum of both steps / the base mean: its grid is
     (step of base + step of other) / base mean (2 steps / base mean for one timer at two loads)."""
     values = getattr(samples, quantity)
-    base, other = base & samples.valid, other & samples.valid
+    base, other = base & samples.usable(quantity), other & samples.usable(quantity)
     if base.sum() < 2 or other.sum() < 2:
         return None
     est = replication.ratio_of_means(values[base], values[other], samples.rerun[base], samples.rerun[other],
@@ -54,7 +54,7 @@ def _step(samples, quantity, mask):
     """The step of the grid one API's values lie on (all its load levels: one timer, one grid), 0
     where none is visible (the cgroup's nanoseconds)."""
     apis = set(samples.api[mask].tolist())
-    values = getattr(samples, quantity)[np.isin(samples.api, list(apis)) & samples.valid]
+    values = getattr(samples, quantity)[np.isin(samples.api, list(apis)) & samples.usable(quantity)]
     step = timers.timer_resolution(values).step
     return float(step) if np.isfinite(step) else 0.0
 

@@ -46,7 +46,8 @@ def _wall_vs_load(valid, apis, loads, label, cores):
 
 
 def figures(samples, apis, loads, label, cores):
-    """The three figures of one input, valid runs only."""
-    valid = samples.select(samples.valid)
-    return [_histograms(valid, apis, loads, label), _self_reported(valid, apis, label),
-            _wall_vs_load(valid, apis, loads, label, cores)]
+    """The three figures of one input, each over the runs with valid values of what it shows."""
+    both_cpu = samples.usable("cgroup_cpu") & samples.usable("self_clock")
+    return [_histograms(samples.select(samples.usable("observed_cpu")), apis, loads, label),
+            _self_reported(samples.select(both_cpu), apis, label),
+            _wall_vs_load(samples.select(samples.usable("observed_wall")), apis, loads, label, cores)]

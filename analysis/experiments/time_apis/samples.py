@@ -4,7 +4,9 @@ The samples of the time-APIs experiment (seed 000): one entry per run.
 Per run: which timing API measured it (the run definition's `--timer`), the background load, the
 input, BenchExec's cgroup values (the ground truth) and what the timer and the program reported.
 "Observed" CPU time is what a user of each API reads: user+sys of the timer, or BenchExec's
-cputime for runexec. Runs that timed out, failed or lack a value stay in the samples as invalid.
+cputime for runexec. Runs that timed out, failed or lack a value stay in the samples; each
+statistic takes the runs whose value of its quantity is a measurement (usable(), the kit's one
+rule in analysis.core.validity), so a run without a CPU time still counts for its wall time.
 """
 
 import re
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.core import validity
 from analysis.core.tasks import input_of
 
 API_ORDER = ("runexec", "bash", "fish", "gnu")
@@ -33,7 +36,7 @@ class Samples:
     input: np.ndarray
     task: np.ndarray
     status: np.ndarray
-    valid: np.ndarray
+    valid: np.ndarray      # finished normally, and both observed times are measurements
     cgroup_cpu: np.ndarray
     cgroup_wall: np.ndarray
     timer_user: np.ndarray
@@ -41,6 +44,11 @@ class Samples:
     timer_real: np.ndarray
     self_clock: np.ndarray
     self_cputime: np.ndarray
+    finished: np.ndarray = None   # BenchExec: finished normally (default: valid)
+
+    def __post_init__(self):
+        if self.finished is None:
+            self.finished = self.valid
 
     @property
     def observed_cpu(self):
@@ -50,6 +58,15 @@ class Samples:
     @property
     def observed_wall(self):
         return np.where(self.api == "runexec", self.cgroup_wall, self.timer_real)
+
+    def usable(self, quantity):
+        """Runs that finished normally with a measurement of `quantity` (observed_cpu, cgroup_wall ...)."""
+        return self.finished & validity.check(getattr(self, quantity), "s").usable
+
+    def left_out(self, quantity, mask=None) -> dict:
+        """{reason: runs} left out of `quantity` (among `mask`), by the kit's one rule."""
+        check = validity.check(getattr(self, quantity), "s", self.finished, unconsidered_reason=validity.NOT_FINISHED)
+        return check.reasons if mask is None else check.reasons_in(mask)
 
     def select(self, mask):
         return Samples(**{name: getattr(self, name)[mask] for name in self.__dataclass_fields__})
@@ -95,6 +112,7 @@ def collect(tables, conditions=None):
             input=np.array([input_of(t) for t in table.tasks], dtype=object),
             task=table.tasks,
             status=table.status,
+            finished=table.valid(),
             valid=table.valid(),
             cgroup_cpu=column("cputime"),
             cgroup_wall=column("walltime"),
@@ -107,8 +125,7 @@ def collect(tables, conditions=None):
     if not parts:
         return None
     samples = Samples(**{name: np.concatenate([p[name] for p in parts]) for name in parts[0]})
-    # a run counts only if it finished and its API's values exist
-    samples.valid &= np.isfinite(samples.observed_cpu) & np.isfinite(samples.observed_wall)
+    samples.valid = samples.usable("observed_cpu") & samples.usable("observed_wall")
     return samples
 
 

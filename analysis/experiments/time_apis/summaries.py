@@ -17,9 +17,9 @@ def summary_table(samples, apis, loads, quantity, label):
     for api in apis:
         for load in loads:
             group = samples.select((samples.api == api) & (samples.load == load))
-            values = getattr(group.select(group.valid), quantity)
+            values = getattr(group, quantity)[group.usable(quantity)]
             s = stats.summarize(values)
-            excluded = int((~group.valid).sum())
+            excluded = int((~group.usable(quantity)).sum())
             rows.append([api_label(api), load, s.n, excluded, fmt.ms(s.mean), fmt.ms(s.sd),
                          100 * s.cv, fmt.ms(s.median), fmt.ms(s.mad), fmt.ms(s.min), fmt.ms(s.max),
                          f"{fmt.ms(s.ci_low):.4g} – {fmt.ms(s.ci_high):.4g}"])
@@ -29,8 +29,8 @@ def summary_table(samples, apis, loads, quantity, label):
         columns=["API", "load", "n", "excluded", "mean (ms)", "sd (ms)", "CV (%)", "median (ms)",
                  "MAD (ms)", "min (ms)", "max (ms)", "95 % CI (ms)"],
         rows=rows,
-        caption="95 % CI: of the mean, Student t. n counts runs that finished normally; excluded runs (timeout, error, missing "
-                "value) are left out of every statistic.",
+        caption="95 % CI: of the mean, Student t. n counts runs that finished normally with a valid value; excluded runs "
+                "(timeout, error, no value, NaN, infinite, negative) are left out of this quantity's statistics.",
     )
     return table, data
 
@@ -45,8 +45,10 @@ def timer_quality(samples, apis):
         if len(group.api) == 0:
             continue
         resolution = timers.timer_resolution(np.concatenate([group.timer_user, group.timer_real]))
-        cpu_bias = timers.bias_against(group.timer_user + group.timer_sys, group.cgroup_cpu, step=resolution.step)
-        wall_bias = timers.bias_against(group.timer_real, group.cgroup_wall, step=resolution.step)
+        cpu = group.select(group.usable("cgroup_cpu"))     # the pairs with both values valid
+        wall = group.select(group.usable("cgroup_wall"))
+        cpu_bias = timers.bias_against(cpu.timer_user + cpu.timer_sys, cpu.cgroup_cpu, step=resolution.step)
+        wall_bias = timers.bias_against(wall.timer_real, wall.cgroup_wall, step=resolution.step)
         rows.append([api_label(api), fmt.ms(resolution.step), 100 * resolution.share_on_grid, cpu_bias.n,
                      fmt.ms(cpu_bias.mean_diff), f"{fmt.ms(cpu_bias.ci_low):.3f} – {fmt.ms(cpu_bias.ci_high):.3f}",
                      cpu_bias.summary, fmt.ms(wall_bias.mean_diff), wall_bias.summary])
@@ -68,7 +70,7 @@ def modality_table(samples, apis, loads):
     rows, data = [], []
     for api in apis:
         for load in loads:
-            values = samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.valid]
+            values = samples.observed_cpu[(samples.api == api) & (samples.load == load) & samples.usable("observed_cpu")]
             if len(values) == 0:
                 continue
             m = modality.modality(values)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.core import results
+from analysis.core import results, validity
 from analysis.core.errors import UserError
 from analysis.sweep.load import load_tables
 from analysis.tools.compare import repeated as compare_mod
@@ -37,10 +37,12 @@ class Group:
     rundefinition: str
     input: str
     invocations: list          # (benchmark, date) of each kept invocation, in date order
-    columns: dict              # column -> [array of finished values per invocation]
+    columns: dict              # column -> [array of valid values per invocation]
+    left_out: dict = None      # column -> {reason: runs left out} (analysis.core.validity), kept invocations only
 
     def label(self, column):
-        return f"{self.rundefinition} / {self.input} ({column})"
+        text = validity.left_out_text((self.left_out or {}).get(column, {}))
+        return f"{self.rundefinition} / {self.input} ({column})" + (f", {text}" if text else "")
 
 
 def load_invocations(paths, columns, error=UserError):
@@ -71,10 +73,13 @@ def groups_of(by_invocation, conditions, columns):
             arrays = [found.get((rundefinition, name, column), ([], 0))[0] for column in columns]
             if not all(arrays):
                 continue
-            group = groups.setdefault((rundefinition, name), Group(rundefinition, name, [], {c: [] for c in columns}))
+            group = groups.setdefault((rundefinition, name), Group(rundefinition, name, [], {c: [] for c in columns},
+                                                                   {c: {} for c in columns}))
             group.invocations.append(invocation)
             for column, [values] in zip(columns, arrays):
                 group.columns[column].append(values)
+                reasons = found[(rundefinition, name, column)][1]
+                group.left_out[column] = validity.merge(group.left_out[column], reasons)
     return groups
 
 

@@ -35,6 +35,7 @@ import scipy.stats
 
 from analysis.tools.compare import repeated as compare_mod
 from analysis.tools import history
+from analysis.core import validity
 from analysis.core.errors import UserError
 
 ALPHA = 0.05
@@ -348,15 +349,16 @@ def calibration_command(source, out=None, format="text", plot_path=None, *, colu
         groups = compare_mod.groups(tables, conditions, tuple(columns))
         rows = sorted(groups.items(), key=lambda item: (columns.index(item[0][2]), item[0][:2]))  # compare's order
         for (rundefinition, name, column), (values, left_out) in rows:
-            label = f"{rundefinition} / {name} ({column})"
+            label = f"{rundefinition} / {name} ({column})" + (f", {validity.left_out_text(left_out)}" if left_out else "")
             if values.size < MIN_N or not np.ptp(values) > 0:
-                skipped.append(f"{label}: {values.size} finished runs{' without spread' if values.size >= MIN_N else ''}, "
+                skipped.append(f"{label}: {values.size} valid runs{' without spread' if values.size >= MIN_N else ''}, "
                                f"not calibrated (needs {MIN_N}+)")
                 continue
-            calibrations.append((label + (f", {left_out} left out" if left_out else ""),
-                                 calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed, family_size=len(rows))))
+            calibrations.append((label, calibrate(values, alpha, threshold, splits, draws, simulations, seed=seed,
+                                                  family_size=len(rows))))
         if not calibrations:
-            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ finished runs of {', '.join(columns)}")
+            raise CalibrationError(f"{kind}: no run definition and input with {MIN_N}+ valid runs of "
+                                   f"{', '.join(columns)} ({'; '.join(skipped)})")
     stream = out or sys.stdout
     print(render(calibrations, format), file=stream)
     if skipped and format != "json":

@@ -19,8 +19,12 @@ def add_parser(commands):
         "runs paired by task name and properties; status transitions and score; over tasks both sides finished "
         "with at least --min-cputime, the geometric mean of per-task ratios with a bootstrap CI and the Wilcoxon "
         "signed-rank test, also per task set (Holm).",
-        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Exit code 1 on a "
-        "significant slowdown beyond the threshold (paired: or a newly wrong result), 0 otherwise, 2 on bad input.",
+        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Values that are no "
+        "measurement (NaN, infinite, negative) and runs that did not finish normally are left out run by run and "
+        "counted by reason.",
+        "Exit code: 1 on a significant slowdown beyond the threshold (paired: or a newly wrong result); 3 when "
+        "nothing was compared (no row with valid values on both sides; paired: e.g. every task under --min-cputime), "
+        "so that a CI gate cannot pass on it; 2 on bad input; 0 otherwise.",
     )
     compare = commands.add_parser(
         "compare", help="compare two result sets; exit 1 on a significant slowdown (a CI gate)",
@@ -49,8 +53,8 @@ def run(args):
         sides = [base[0], new[0]]
         del base, new  # run() frees each side's tables once it has its run sets
         return paired_output.run(args, sides)
-    rows = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
-    if not rows:
-        raise UserError(f"{args.base} and {args.new} share no run definition, input and column with 2+ finished runs each")
-    print(compare_mod.render(rows, args.format, args.alpha, args.threshold))
-    return 1 if compare_mod.regressed(rows) else 0
+    result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
+    if result.nothing and not result.not_compared:
+        raise UserError(f"{args.base} and {args.new} share no run definition, input and column")
+    print(compare_mod.render(result, args.format, args.alpha, args.threshold))
+    return compare_mod.exit_code(result)

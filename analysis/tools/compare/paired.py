@@ -23,7 +23,9 @@ the Wilcoxon statistic points to, else "~". The two can point apart (most tasks 
 a few much slower): the test then found a change opposite to the size, and the row says "mixed"
 instead of taking its direction from one statistic and its significance from the other.
 The exit code is 1 when a time column (cputime, walltime) is significantly slower beyond the
-threshold or a task that was not wrong before is wrong now, else 0.
+threshold or a task that was not wrong before is wrong now; NOTHING_COMPARED when no column of any
+run set pair has a task left to compare (every task under --min-cputime, say): such a comparison
+is no answer, and a CI gate must not pass on it; else 0.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ import numpy as np
 import scipy.stats
 
 from analysis.core.errors import UserError
-from analysis.core import stats
+from analysis.core import stats, validity
 from analysis.tools.compare import pairing
 from analysis.tools.compare.pairing import DEFAULT_COLUMNS, MIN_CPUTIME
+from analysis.tools.compare.repeated import NOTHING_COMPARED
 
 TIME_COLUMNS = ("cputime", "walltime")
 BOOTSTRAP_RESAMPLES = 2000
@@ -105,6 +108,7 @@ class Comparison:
     block_source: str
     min_cputime: float
     columns: list
+    not_compared: list = dataclasses.field(default_factory=list)   # columns without a valid value on a side, and why
     # for the figures, not written to JSON
     arrays: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -123,6 +127,26 @@ class PairedResult:
         return any(c.newly_wrong for c in self.comparisons) or any(
             col.overall.verdict == "slower" for c in self.comparisons for col in c.columns if col.column in TIME_COLUMNS)
 
+    @property
+    def nothing(self) -> bool:
+        """No column of any pair of run sets had a task left to compare."""
+        return not any(col.overall.n for c in self.comparisons for col in c.columns)
+
+    def nothing_why(self) -> str:
+        """Why nothing was compared, as the output's verdict says it."""
+        under = under_label(self.min_cputime)
+        columns = [col for c in self.comparisons for col in c.columns]
+        if columns and all(col.left_out.get(under) for col in columns):
+            return (f"nothing compared: every task under --min-cputime {self.min_cputime:g} s "
+                    "(lower it to compare them)")
+        return "nothing compared: no task finished normally with valid values on both sides"
+
+    @property
+    def exit_code(self) -> int:
+        if self.regression:
+            return 1
+        return NOTHING_COMPARED if self.nothing else 0
+
     def method(self) -> str:
         return (f"Per task: ratio new/base over tasks both sides finished normally with valid values and at least "
                 f"{self.min_cputime:g} s CPU time (geometric mean of both sides). Geometric mean of the ratios with a 95 % bootstrap CI "
@@ -131,7 +155,8 @@ class PairedResult:
                 f"over the task sets), alpha {self.alpha}; slower/faster only when p < alpha and the geometric mean is "
                 f"beyond {self.threshold:.1%} on the side the signed ranks point to (mixed where they point the other "
                 "way), else ~. faster/slower: share of tasks beyond the threshold. Exit 1 on a "
-                "slower time column or on a task newly wrong.")
+                f"slower time column or on a task newly wrong; exit {NOTHING_COMPARED} when no column has a task left "
+                "to compare.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,7 +289,14 @@ def compare_run_sets(base, new, columns, alpha, threshold, min_cputime) -> Compa
     b_cpu, n_cpu = base.values["cputime"][pairs.base], new.values["cputime"][pairs.new]
     with np.errstate(invalid="ignore"):
         keep_cpu = ~(np.sqrt(b_cpu * n_cpu) < min_cputime)
-    present = [c for c in columns if base.usable[c].any() and new.usable[c].any()]
+    present, not_compared = [], []
+    for column in columns:
+        empty = [(side, s) for side, s in (("base", base), ("new", new)) if not s.usable[column].any()]
+        if not empty:
+            present.append(column)
+        for side, s in empty:
+            reasons = {validity.NOT_FINISHED: int((~s.finished).sum()), **s.invalid.get(column, {})}
+            not_compared.append(validity.nothing_left(f"{column} on {side}", {k: n for k, n in reasons.items() if n}))
     score = base.score is not None and new.score is not None
     comparison = Comparison(
         name=_name(base, new),
@@ -281,6 +313,7 @@ def compare_run_sets(base, new, columns, alpha, threshold, min_cputime) -> Compa
         score_method=base.score_method if score else (base.score_method if base.score is None else new.score_method),
         block_source=base.block_source, min_cputime=min_cputime,
         columns=[_column(base, new, pairs, c, keep_cpu, min_cputime, threshold, alpha) for c in present],
+        not_compared=not_compared,
     )
     comparison.arrays = {"pairs": pairs, "base": base, "new": new}
     return comparison
@@ -358,4 +391,5 @@ def jsonable(result: PairedResult) -> dict:
         comparisons.append(d)
     return {"mode": "paired over tasks", "alpha": result.alpha, "threshold": result.threshold,
             "min_cputime": result.min_cputime, "method": result.method(), "regression": result.regression,
+            "nothing_compared": result.nothing_why() if result.nothing else "", "exit_code": result.exit_code,
             "comparisons": comparisons, "skipped": result.skipped}

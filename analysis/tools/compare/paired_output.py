@@ -63,4 +63,4 @@ def run(args, sides):
 
         written = paired_plots.write(result, args.report)
         print(f"report: {written['html']} (figures: {', '.join(p.name for p in written['png'])})", file=sys.stderr)
-    return 1 if result.regression else 0
+    return result.exit_code

@@ -162,16 +162,20 @@ def section(result, section_id="paired", title=None, drawn=None):
     drawn = drawn or [figures(c, result.threshold) for c in result.comparisons]
     out = Section(id=section_id, title=title or "Paired comparison over tasks",
                   paragraphs=[result.method()], warnings=[f"Not compared: {s}" for s in result.skipped])
+    if result.nothing:
+        out.warnings.append(result.nothing_why())
     for c, made in zip(result.comparisons, drawn):
         out.paragraphs += [f"{c.name}: " + " ".join(paired_text.summary_lines(c))]
         if c.newly_wrong:
             out.warnings.append(f"{c.name}: {c.newly_wrong} task(s) newly wrong: {', '.join(c.newly_wrong_tasks)}")
+        out.warnings += [f"{c.name}: {line}" for line in paired_text.not_compared_lines(c)]
         header, rows = paired_text.transition_rows(c)
         out.tables.append(Table(f"{c.name}: status of the paired tasks", header, rows,
                                 caption="Rows: outcome on the base side; columns: on the new side."))
-        out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER[:-1],
-                                paired_text.column_rows(c, with_left_out=False),
-                                caption="Over the tasks both sides finished normally; the method is stated above."))
+        if paired_text.compared(c):
+            out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER[:-1],
+                                    paired_text.column_rows(c, with_left_out=False),
+                                    caption="Over the tasks both sides finished normally; the method is stated above."))
         out.tables.append(Table(f"{c.name}: tasks left out of the ratios", paired_text.LEFT_OUT_HEADER,
                                 paired_text.left_out_rows(c)))
         for col in c.columns:

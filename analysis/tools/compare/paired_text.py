@@ -49,11 +49,24 @@ def stat_cells(stat, first):
             fmt.pct(stat.slower, 1), stat.verdict]
 
 
+def compared(comparison):
+    """The columns with tasks left to compare (a row of 0 tasks and '~' would read as an answer)."""
+    return [col for col in comparison.columns if col.overall.n]
+
+
+def not_compared_lines(comparison):
+    """One line per column with nothing to compare: no valid value on a side, or no task left."""
+    lines = [f"{line}: not compared" for line in comparison.not_compared]
+    lines += [f"{col.column}: not compared, no task left ({left_out_text(col.left_out)})"
+              for col in comparison.columns if not col.overall.n]
+    return lines
+
+
 def column_rows(comparison, with_left_out=True):
-    """Table rows per column; the report gives the left-out tasks a table of their own instead."""
+    """Table rows per column compared; the report gives the left-out tasks a table of their own instead."""
     return [stat_cells(col.overall, col.column)
             + [f"{_value(col.overall.median_base, col.unit)} → {_value(col.overall.median_new, col.unit)}"]
-            + ([left_out_text(col.left_out)] if with_left_out else []) for col in comparison.columns]
+            + ([left_out_text(col.left_out)] if with_left_out else []) for col in compared(comparison)]
 
 
 LEFT_OUT_HEADER = ["column", "tasks left out", "why"]
@@ -124,13 +137,21 @@ def render(result, format="text"):
         out.append(("\n\n" if markdown else "\n").join(summary_lines(c)))
         out.append("status of the paired tasks (rows: base, columns: new):")
         out.append(grid(*transition_rows(c), markdown))
-        out.append(grid(STAT_HEADER, column_rows(c), markdown))
-        for col in c.columns[:1]:   # cputime; every column's in --format json and --report
+        if compared(c):
+            out.append(grid(STAT_HEADER, column_rows(c), markdown))
+        if not_compared_lines(c):
+            out.append(("\n\n" if markdown else "\n").join(not_compared_lines(c)))
+        for col in compared(c)[:1]:   # cputime; every column's in --format json and --report
             if col.blocks:
                 out.append(f"per task set ({c.block_source}), {col.column} (other columns: --format json, --report):")
                 out.append(grid(BLOCK_HEADER, [stat_cells(s, s.block) for s in col.blocks], markdown))
     if result.skipped:
         out.append("not compared: " + "; ".join(result.skipped))
     out.append(result.method())
-    out.append("verdict: " + ("REGRESSION (exit 1)" if result.regression else "no regression (exit 0)"))
+    if result.regression:
+        out.append("verdict: REGRESSION (exit 1)")
+    elif result.nothing:
+        out.append(f"verdict: {result.nothing_why()} (exit {result.exit_code})")
+    else:
+        out.append("verdict: no regression (exit 0)")
     return "\n\n".join(out)

@@ -11,11 +11,14 @@ shares. With one invocation on a side, runs are the unit as before: Welch's t-te
 row measures the noise within one invocation only, not the drift between invocations, and says so.
 Holm-corrected over all rows. The verdict is "slower"/"faster" only when the Holm p is below alpha
 AND the change exceeds the noise threshold, else "~" (benchstat's convention). Runs that did not
-finish normally are counted per group and kept out.
+finish normally, and values that are no measurement (NaN, infinite, negative: analysis.core.validity),
+are left out run by run and column by column, counted per row by reason; a row that has fewer
+than two valid values on a side is not compared and the output says so. When no row is left,
+nothing was compared: the command says so and exits with NOTHING_COMPARED, not 0.
 """
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -24,6 +27,8 @@ from analysis.core.tasks import input_of
 from analysis.tools.compare import reruns
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
+NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
+NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
 
 
@@ -53,12 +58,27 @@ class Row:
     note: str = ""
     p_holm: float = float("nan")
     verdict: str = "~"
+    left_out_base: dict = field(default_factory=dict)   # reason -> runs (analysis.core.validity)
+    left_out_new: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """The rows, and the (run definition, input, column) of both sides that could not be compared."""
+
+    rows: list
+    not_compared: list   # one line each: which, and why (too few valid values, and what was left out)
+
+    @property
+    def nothing(self) -> bool:
+        return not self.rows
 
 
 def rerun_groups(tables, conditions, columns):
-    """{(run definition, input, column): ([finished values per invocation, by date], count left out)};
+    """{(run definition, input, column): ([valid values per invocation, by date], {reason: runs left out})};
     an invocation is BenchExec's (benchmark name, date); in a sweep the run definition is named with
-    its condition or load level, and its reruns are the invocations."""
+    its condition or load level, and its reruns are the invocations. A run is left out of a column
+    when it did not finish normally or its value there is no measurement (analysis.core.validity)."""
     groups = {}
     for table in tables:
         step = conditions.get(table.path.name)
@@ -66,16 +86,17 @@ def rerun_groups(tables, conditions, columns):
         rundefinition = f"{table.rundefinition} @ {where}" if step else table.rundefinition
         invocation = (table.benchmark, table.date)
         inputs = np.array([input_of(t) for t in table.tasks], dtype=object)
-        valid = table.valid()
+        finished = table.valid()
         for column in columns:
             values = table.columns.get(column, np.full(len(table), np.nan))
-            keep = validity.of_column(table, column, valid).usable  # no NaN, Inf or negative time
+            check = validity.of_runs(table, column, finished)
             for name in dict.fromkeys(inputs.tolist()):
                 mask = inputs == name
-                kept, left_out = groups.get((rundefinition, name, column), ({}, 0))
-                kept.setdefault(invocation, []).append(values[mask & keep])
-                groups[(rundefinition, name, column)] = (kept, left_out + int((mask & ~keep).sum()))
-    return {key: ([v for v in (np.concatenate(kept[i]) for i in sorted(kept, key=_date_first)) if v.size], left_out)
+                kept, left_out = groups.setdefault((rundefinition, name, column), ({}, []))
+                kept.setdefault(invocation, []).append(values[mask & check.usable])
+                left_out.append(check.reasons_in(mask))
+    return {key: ([v for v in (np.concatenate(kept[i]) for i in sorted(kept, key=_date_first)) if v.size],
+                  validity.merge(*left_out))
             for key, (kept, left_out) in groups.items()}
 
 
@@ -85,7 +106,7 @@ def _date_first(invocation):
 
 
 def groups(tables, conditions, columns):
-    """{(run definition, input, column): (finished values of all invocations, count left out)}."""
+    """{(run definition, input, column): (valid values of all invocations, {reason: runs left out})}."""
     return {key: (np.concatenate(kept) if kept else np.array([]), left_out)
             for key, (kept, left_out) in rerun_groups(tables, conditions, columns).items()}
 
@@ -99,33 +120,45 @@ def _per_run(key, a, b, out_a, out_b, alpha):
     tests = {r.test: r for r in stats.two_sample_tests(a, b, "base", "new", alpha=alpha,
                                                           tests=("Welch t", "Mann-Whitney U"))}
     ratio = stats.ratio_of_means(a, b)
-    return Row(*key, len(a), len(b), out_a, out_b, float(a.mean()), float(b.mean()), ratio.ratio, ratio.ci_low,
-               ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p, reruns_a, reruns_b, note=ONE_INVOCATION)
+    return Row(*key, len(a), len(b), sum(out_a.values()), sum(out_b.values()), float(a.mean()), float(b.mean()),
+               ratio.ratio, ratio.ci_low, ratio.ci_high, tests["Welch t"].p, tests["Mann-Whitney U"].p, reruns_a,
+               reruns_b, note=ONE_INVOCATION, left_out_base=out_a, left_out_new=out_b)
 
 
 def _per_rerun(key, a, b, out_a, out_b):
     """Reruns as the unit: 2+ invocations on both sides."""
     r = reruns.compare_reruns(a, b)
     c = r.components
-    return Row(*key, sum(x.size for x in a), sum(x.size for x in b), out_a, out_b, r.mean_base, r.mean_new, r.ratio,
-               r.ci_low, r.ci_high, r.welch_p, r.mannwhitney_p, len(a), len(b), "rerun", c.between_share,
-               c.cv_within, c.cv_between, c.f_p)
+    return Row(*key, sum(x.size for x in a), sum(x.size for x in b), sum(out_a.values()), sum(out_b.values()),
+               r.mean_base, r.mean_new, r.ratio, r.ci_low, r.ci_high, r.welch_p, r.mannwhitney_p, len(a), len(b), "rerun",
+               c.between_share, c.cv_within, c.cv_between, c.f_p, left_out_base=out_a, left_out_new=out_b)
 
 
-def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02):
-    """Rows for every (run definition, input, column) present on both sides; base and new are
-    (RunTables, conditions by file name) as pipeline.load_tables gives them."""
+def _not_compared(key, a, b, out_a, out_b):
+    """Why a row has no values to compare: the side(s) with fewer than 2 valid values, and what was left out."""
+    sides = [(side, sum(x.size for x in arrays), out) for side, arrays, out in (("base", a, out_a), ("new", b, out_b))]
+    why = "; ".join(f"{side} has {n} valid value{'s' * (n != 1)}, 2+ needed" + (f" ({validity.left_out_text(out)})" if out else "")
+                    for side, n, out in sides if n < 2)
+    return f"{' / '.join(key)}: not compared: {why}"
+
+
+def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02) -> Result:
+    """Rows for every (run definition, input, column) present on both sides with 2+ valid values
+    a side, and a line for each one present on both sides without; base and new are (RunTables,
+    conditions by file name) as pipeline.load_tables gives them."""
     base_groups, new_groups = rerun_groups(*base, columns), rerun_groups(*new, columns)
-    rows = []
+    rows, not_compared = [], []
     for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
         (a, out_a), (b, out_b) = base_groups[key], new_groups[key]
         row = _per_rerun(key, a, b, out_a, out_b) if len(a) >= 2 and len(b) >= 2 else _per_run(key, a, b, out_a, out_b, alpha)
         if row:
             rows.append(row)
+        else:
+            not_compared.append(_not_compared(key, a, b, out_a, out_b))
     for row, p in zip(rows, stats.holm([r.welch_p for r in rows]) if rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
-    return rows
+    return Result(rows, not_compared)
 
 
 def regressed(rows):
@@ -133,14 +166,29 @@ def regressed(rows):
     return any(r.verdict == "slower" for r in rows)
 
 
+def exit_code(result):
+    """1 on a regression, NOTHING_COMPARED when no row had values, else 0."""
+    if regressed(result.rows):
+        return 1
+    return NOTHING_COMPARED if result.nothing else 0
+
+
+
 HEADER = ["run definition", "input", "column", "reruns", "n base", "n new", "left out", "base mean", "new mean",
           "change", "95 % CI", "Welch p (Holm)", "Mann-Whitney p", "between reruns", "verdict"]
+
+
+def _left_out_cell(r):
+    """'0', or per side its counts by reason: '0 / 5 NaN'."""
+    if not r.left_out_base and not r.left_out_new:
+        return "0"
+    return f"{validity.describe(r.left_out_base) or 0} / {validity.describe(r.left_out_new) or 0}"
 
 
 def _cells(r):
     share = f"{r.between_share:.0%}" if r.unit == "rerun" and np.isfinite(r.between_share) else "–"
     return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
-            f"{r.excluded_base}/{r.excluded_new}", f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
+            _left_out_cell(r), f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
             f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
             fmt.p_value(r.p_holm), fmt.p_value(r.mannwhitney_p), share, r.verdict]
 
@@ -148,8 +196,8 @@ def _cells(r):
 def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
     text = (f"verdict: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
-            f"|change| > {threshold:.1%}, else ~. left out: runs that did not finish normally or whose value is "
-            "no measurement (none, NaN, infinite, negative) (base/new).")
+            f"|change| > {threshold:.1%}, else ~. left out (base / new): runs that did not finish normally or whose "
+            "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:
         text += (" Rows with 2+ reruns (benchexec invocations) a side: the rerun is the unit (Kalibera & Jones 2013): "
                  "Welch t and Mann-Whitney U on the rerun means, change = ratio of the means of rerun means, CI: "
@@ -161,11 +209,16 @@ def legend(rows, alpha, threshold):
     return text
 
 
-def render(rows, fmt, alpha, threshold):
+def render(result, fmt, alpha, threshold):
+    rows = result.rows
     note = legend(rows, alpha, threshold)
     if fmt == "json":
         return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
+                           "not_compared": result.not_compared, "nothing_compared": result.nothing,
                            "regression": regressed(rows), "method": note}, indent=2, default=str)
+    tail = "".join(f"\n{line}" for line in result.not_compared)
+    if result.nothing:
+        return NOTHING + tail
     single = sum(r.unit == "run" for r in rows)
     # the limitation first, where a reader of a CI log sees it
     first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
@@ -177,4 +230,4 @@ def render(rows, fmt, alpha, threshold):
     else:
         widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-    return first + "\n".join(lines) + f"\n\n{note}"
+    return first + "\n".join(lines) + (f"\n{tail}" if tail else "") + f"\n\n{note}"

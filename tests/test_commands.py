@@ -4,8 +4,10 @@ and run them under the real benchexec; they assert verdicts and shapes, never ti
 
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
 from types import SimpleNamespace
 
 import pytest
@@ -341,12 +343,14 @@ def test_progress_lines_of_ab_get_an_eta():
 
 
 @pytest.mark.unit
-def test_bad_command_input_is_one_line(tmp_path):
+def test_bad_command_input_is_one_line():
     def timekit_in(cwd, *argv):
-        done = subprocess.run([sys.executable, "-m", "analysis.cli", *argv], cwd=cwd, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "analysis.cli", *argv], cwd=cwd, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
         return done.returncode, done.stderr.strip()
 
-    code, err = timekit_in(tmp_path, "bench", "true")   # tmp_path is under /tmp, which the container hides
+    with tempfile.TemporaryDirectory(dir="/tmp") as under_tmp:   # the container hides /tmp (pytest's tmp_path may not be there)
+        code, err = timekit_in(under_tmp, "bench", "true")
     assert code == 2 and "BenchExec's container hides /tmp" in err and len(err.splitlines()) == 1, err
     code, err = timekit_in(REPO, "bench", "./x {n}", "-L", "m", "1,2", "--output", REPO / ".pytest-tmp" / "never")
     assert code == 2 and "-L m: no command contains {m}" in err, err

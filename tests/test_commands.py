@@ -266,9 +266,12 @@ def test_a_command_shorter_than_benchexecs_cost_per_run_is_said_so():
 @pytest.mark.benchexec
 def test_ab_of_two_builds_where_b_does_ten_percent_more_work_says_slower_and_exits_1(programs, scratch):
     base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 11 // 10)
-    code, text = timekit("ab", base, new, "--reruns", "3", "--runs", "5", "--output", scratch / "ab",
+    # the loaded VM moves a 0.2 s loop's CPU time by up to 10 % between invocations: 3 fixed reruns
+    # a side do not always show 10 %; the kit's own answer to that is to add invocations until decided
+    code, text = timekit("ab", base, new, "--until-decided", "--runs", "5", "--output", scratch / "ab",
                          "--export-json", scratch / "ab.json", cwd=scratch)
     assert code == 1, text
+    assert "every row decided after" in text or "decided at" in text, text
     table = text[text.index("base → new"):]
     assert "./loop-a → ./loop-b  cputime" in table and "slower" in table.splitlines()[1], text
     assert "verdict: slower: ./loop-a → ./loop-b (exit 1)" in text
@@ -276,7 +279,7 @@ def test_ab_of_two_builds_where_b_does_ten_percent_more_work_says_slower_and_exi
     data = json.loads((scratch / "ab.json").read_text())
     assert [r["command"] for r in data["results"]] == ["./loop-a", "./loop-b"]
     for entry in data["results"]:
-        assert set(export.HYPERFINE) <= set(entry) and len(entry["times"]) == 15 and entry["reruns"] == 3
+        assert set(export.HYPERFINE) <= set(entry) and entry["reruns"] >= 3 and len(entry["times"]) == 5 * entry["reruns"]
         assert all(entry[k] is not None for k in ("mean", "stddev", "median", "user", "min", "max", "cv_within"))
     assert data["regression"] is True and {r["verdict"] for r in data["comparison"] if r["column"] == "cputime"} == {"slower"}
     assert data["benchexec"]["per_run"] > 0

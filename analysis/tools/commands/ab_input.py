@@ -141,7 +141,7 @@ def run(args, ab):
     runner.build_programs()  # programs/bin/cmdrun
     wall, cpu = figures_mod.time_columns(options)
     columns = tuple(args.columns or (cpu, wall))
-    measured = []
+    measured, not_compared = [], []
     for pair in record["pairs"]:
         directory = outdir / pair["directory"]
         if (directory / ab.MANIFEST).exists():
@@ -154,17 +154,23 @@ def run(args, ab):
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
               file=sys.stderr, flush=True)
         try:
-            rows = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+            result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
         except runner.Interrupted:
             print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
                   file=sys.stderr)
             return 130
-        sequential = ab.sequential_verdicts(run, directory, rows, columns, args.alpha, args.threshold)
-        measured.append((pair, run, directory, rows, sequential))
+        sequential = ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
+        measured.append((pair, run, directory, result.rows, sequential))
+        not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in result.not_compared]
     text, figures, extra = _report(measured, options, args, ab, compare_mod)
     print(text)
     report.export(args, figures, extra)
-    return 1 if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured) else 0
+    if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured):
+        return 1
+    if not any(rows for _, _, _, rows, _ in measured):
+        print(f"{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared))
+        return compare_mod.NOTHING_COMPARED
+    return 0
 
 
 def _side_commands(pair, side):

@@ -264,10 +264,12 @@ def test_a_command_shorter_than_benchexecs_cost_per_run_is_said_so():
 
 
 @pytest.mark.benchexec
-def test_ab_of_two_builds_where_b_does_ten_percent_more_work_says_slower_and_exits_1(programs, scratch):
-    base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 11 // 10)
-    # the loaded VM moves a 0.2 s loop's CPU time by up to 10 % between invocations: 3 fixed reruns
-    # a side do not always show 10 %; the kit's own answer to that is to add invocations until decided
+def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(programs, scratch):
+    # B does 20 % more work. With 10 % (the README's run: +11.2 %, CI +8.5 … +14.3 %) the loaded VM
+    # sometimes hides it: a 0.2 s loop's CPU time moves by up to 10 % between invocations, and once
+    # 20 invocations a side measured +5.8 %, CI -2.1 … +14.4 %, rightly "undecided". The kit adds
+    # invocations until decided; the test's margin keeps it from depending on the VM's quiet.
+    base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 12 // 10)
     code, text = timekit("ab", base, new, "--until-decided", "--runs", "5", "--output", scratch / "ab",
                          "--export-json", scratch / "ab.json", cwd=scratch)
     assert code == 1, text

@@ -181,8 +181,7 @@ def _left_out(reasons, kept_columns):
 def _matrices(base: SideRuns, new: SideRuns, tasks, column):
     """(base values, new values, tasks valid in every invocation of both sides, (base, new) task
     indices) of a task set: matrices invocations x tasks."""
-    index_b, index_n = {t: j for j, t in enumerate(base.tasks)}, {t: j for j, t in enumerate(new.tasks)}
-    bi, ni = [index_b[t] for t in tasks], [index_n[t] for t in tasks]
+    bi, ni = _indices(base.tasks, tasks), _indices(new.tasks, tasks)
     b, n = base.values[column][:, bi], new.values[column][:, ni]
     return b, n, np.isfinite(b).all(axis=0) & np.isfinite(n).all(axis=0), (bi, ni)
 
@@ -225,10 +224,34 @@ def compare(base_tables, new_tables, columns):
     return out
 
 
-def per_invocation_means(base: SideRuns, new: SideRuns, tasks, column):
-    """(base, new) per-invocation geometric means over the tasks valid in every invocation of both
-    sides (what the sequential looks and the plan take as rerun means), or None without such tasks."""
-    b, n, kept, _ = _matrices(base, new, tasks, column)
-    if not kept.any():
-        return None
-    return np.exp(np.log(b[:, kept]).mean(axis=1)), np.exp(np.log(n[:, kept]).mean(axis=1))
+def invocation_means(base_tables, new_tables, columns):
+    """[((run definition, task set, column), base means, new means, tasks)]: per invocation, in date
+    order, the geometric mean over the tasks valid in every invocation of both sides; what ab's
+    sequential looks take as rerun means. Sets with no such task are left out (compare says why)."""
+    base, new = side_runs(*base_tables, columns), side_runs(*new_tables, columns)
+    out = []
+    for column in columns:
+        for name in sorted(base.keys() & new.keys()):
+            for task_set, tasks in task_sets_of(base[name], new[name]).items():
+                b, n, kept, _ = _matrices(base[name], new[name], tasks, column)
+                if kept.any():
+                    out.append(((name, task_set, column), np.exp(np.log(b[:, kept]).mean(axis=1)),
+                                np.exp(np.log(n[:, kept]).mean(axis=1)), int(kept.sum())))
+    return out
+
+
+def invocation_log_means(side: SideRuns, column):
+    """{task set: per-invocation mean log value over the tasks valid in every
+    invocation of this one side}: the rerun means a pilot of one condition gives (timekit plan)."""
+    out = {}
+    for task_set, tasks in task_sets_of(side, side).items():
+        values = side.values[column][:, _indices(side.tasks, tasks)]
+        kept = np.isfinite(values).all(axis=0)
+        if kept.any():
+            out[task_set] = np.log(values[:, kept]).mean(axis=1)
+    return out
+
+
+def _indices(names, wanted):
+    where = {t: j for j, t in enumerate(names)}
+    return [where[t] for t in wanted]

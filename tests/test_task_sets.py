@@ -174,3 +174,42 @@ def test_plan_plans_on_task_sets_and_says_so(ab_dirs):
     # about 3 % noise per task over ~100 tasks: a 5 % slowdown needs few invocations
     assert 2 <= cputime["reruns"] <= 5 and cputime["runs"] == 1
     assert "task sets" in plan_cli.render(result)
+
+
+SETS_DEFINITION = """<?xml version="1.0"?>
+<benchmark tool="tool_info.divisors" timelimit="20 s" memlimit="100 MB">
+  <rundefinition name="runexec"/>
+  <tasks name="all"><include>{side}/tasks/*/*.yml</include></tasks>
+</benchmark>
+"""
+
+
+@pytest.mark.benchexec
+def test_ab_under_benchexec_gives_one_row_per_task_set(programs, scratch):
+    """Four tasks in two directories, one run each per invocation, 3 invocations a side; new counts
+    the divisors of twice the numbers (twice the trial divisions)."""
+    numbers = {"small": ("30000001", "32000003"), "large": ("40000003", "42000001")}   # 0.2-0.3 s each
+    for side, factor in (("base", 1), ("new", 2)):
+        for task_set, values in numbers.items():
+            directory = scratch / side / "tasks" / task_set
+            directory.mkdir(parents=True)
+            for i, value in enumerate(values):   # per-task rows name a task by its file's stem: unique ones
+                (directory / f"{task_set}{i}.txt").write_text(f"{int(value) * factor}\n")
+                (directory / f"{task_set}{i}.yml").write_text(f"format_version: '2.0'\ninput_files: '{task_set}{i}.txt'\n")
+        (scratch / f"{side}.xml").write_text(SETS_DEFINITION.format(side=side))
+    out = scratch / "ab"
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", scratch / "base.xml", scratch / "new.xml",
+                           "--reruns", "3", "--output", out, "--format", "json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    data = json.loads(done.stdout)
+    rows = data["rows"]
+    assert [(r["input"], r["column"]) for r in rows] == [("large", "cputime"), ("small", "cputime"),
+                                                        ("large", "walltime"), ("small", "walltime")], done.stderr
+    assert all(r["unit"] == task_sets.UNIT and r["tasks"] == 2 and r["reruns_base"] == 3 for r in rows)
+    cputime = [r for r in rows if r["column"] == "cputime"]
+    assert all(1.6 < r["ratio"] < 2.4 and r["verdict"] == "slower" for r in cputime), [
+        (r["ratio"], r["ci_low"], r["ci_high"], r["p_holm"], r["verdict"], r["mean_base"]) for r in rows]
+    assert done.returncode == 1
+    per_task = subprocess.run([sys.executable, "-m", "analysis.cli", "compare", out / "base", out / "new", "--per-task",
+                               "--format", "json", "--column", "cputime"], cwd=REPO, capture_output=True, text=True)
+    assert len(json.loads(per_task.stdout)["rows"]) == 4

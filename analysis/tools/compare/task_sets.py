@@ -35,6 +35,7 @@ per-task ratios between tasks is the set's make-up, not noise; per-task rows (--
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,7 +63,7 @@ class SideRuns:
     values (NaN elsewhere) and the reasons of each left-out value."""
 
     invocations: list                       # (benchmark, date), in date order
-    tasks: list                             # task names
+    tasks: list                             # task names below the side's common directory (task_keys)
     blocks: dict                            # task name -> its BenchExec block, where files name one
     values: dict = field(default_factory=dict)    # column -> float matrix
     reasons: dict = field(default_factory=dict)   # column -> object matrix of reason strings ('' where usable)
@@ -75,6 +76,19 @@ def rundefinition_name(table, conditions):
     return f"{table.rundefinition} @ {where}" if step else table.rundefinition
 
 
+def task_keys(names):
+    """{task name: its path below the directory all of this side's tasks share}: base and new may
+    live in two copies of a task collection (ab's definitions in two directories), and a task is the
+    same task when its place in the collection is."""
+    parents = {n.rpartition("/")[0] for n in names}
+    try:
+        common = os.path.commonpath(sorted(parents)) if all(parents) else ""
+    except ValueError:   # absolute and relative names mixed
+        common = ""
+    cut = len(common) + 1 if common else 0
+    return {n: n[cut:] for n in names}
+
+
 def side_runs(tables, conditions, columns) -> dict:
     """{run definition: SideRuns} of one side's tables."""
     by_def = {}
@@ -83,8 +97,10 @@ def side_runs(tables, conditions, columns) -> dict:
     out = {}
     for name, group in by_def.items():
         invocations = sorted({(t.benchmark, t.date) for t in group}, key=lambda i: (i[1], i[0]))
-        tasks = list(dict.fromkeys(n for t in group for n in t.tasks.tolist()))
-        where = {n: j for j, n in enumerate(tasks)}
+        names = list(dict.fromkeys(n for t in group for n in t.tasks.tolist()))
+        key = task_keys(names)
+        tasks = [key[n] for n in names]
+        where = {n: j for j, n in enumerate(names)}
         row_of = {inv: i for i, inv in enumerate(invocations)}
         per_block_files = len(group) > len(invocations) and all("block" in t.attributes for t in group)
         side = SideRuns(invocations, tasks, {})
@@ -94,7 +110,7 @@ def side_runs(tables, conditions, columns) -> dict:
         for table in group:
             i, cols = row_of[(table.benchmark, table.date)], [where[n] for n in table.tasks.tolist()]
             if per_block_files:
-                side.blocks.update((n, table.attributes["block"]) for n in table.tasks.tolist())
+                side.blocks.update((key[n], table.attributes["block"]) for n in table.tasks.tolist())
             finished = table.valid()
             for column in columns:
                 check = validity.of_runs(table, column, finished)

@@ -52,9 +52,9 @@ name="SV-COMP25_unreach-call" endtime="{iso}+00:00">
 """
 
 
-def task(index):
-    """(task name, directory) of task number index: spread evenly over DIRECTORIES."""
-    directory = f"set{index % DIRECTORIES:02d}"
+def task(index, directories=DIRECTORIES):
+    """(task name, directory) of task number index: spread evenly over the directories."""
+    directory = f"set{index % directories:02d}"
     return f"../sv-benchmarks/c/{directory}/task{index:07d}.yml", directory
 
 
@@ -84,9 +84,9 @@ def flipped(rng, status, category, expected):
     return ("true" if expected else "false(unreach-call)"), "correct"
 
 
-def run_xml(index, difficulty, outcome, factor, rng, noise):
+def run_xml(index, difficulty, outcome, factor, rng, noise, directories=DIRECTORIES):
     """One <run> element; difficulty: the task's CPU time on the base side without noise."""
-    name, _ = task(index)
+    name, _ = task(index, directories)
     status, category, expected = outcome
     if status == "TIMEOUT":
         cputime = TIMELIMIT + rng.uniform(0.5, 3.0)
@@ -112,7 +112,7 @@ def run_xml(index, difficulty, outcome, factor, rng, noise):
 
 
 
-def write(out, tasks, seed, side_seed, slowdown, flip, date, noise=0.03):
+def write(out, tasks, seed, side_seed, slowdown, flip, date, noise=0.03, directories=DIRECTORIES):
     """The whole file. Task difficulties and outcomes come from `seed` (the same on both sides of a
     pair), the per-side noise and flipped outcomes from `side_seed`."""
     tasks_rng, side_rng = random.Random(seed), random.Random(f"{seed}/{side_seed}")
@@ -124,7 +124,7 @@ def write(out, tasks, seed, side_seed, slowdown, flip, date, noise=0.03):
             status, category, expected = base_outcome(tasks_rng)
             if flip and side_rng.random() < flip:
                 status, category = flipped(side_rng, status, category, expected)
-            f.write(run_xml(index, difficulty, (status, category, expected), 1 + slowdown, side_rng, noise))
+            f.write(run_xml(index, difficulty, (status, category, expected), 1 + slowdown, side_rng, noise, directories))
         f.write("</result>\n")
 
 
@@ -138,8 +138,10 @@ def main(argv=None):
     parser.add_argument("--noise", type=float, default=0.03, help="per-task noise (sd of the log time, default 0.03)")
     parser.add_argument("--flip", type=float, default=0.0, help="share of tasks whose outcome changes on this side")
     parser.add_argument("--date", default="2025-01-10 12:00:00", help="BenchExec's date attribute (UTC)")
+    parser.add_argument("--directories", type=int, default=DIRECTORIES, help=f"task sets (default {DIRECTORIES})")
     args = parser.parse_args(argv)
-    write(args.out, args.tasks, args.seed, args.side_seed, args.slowdown, args.flip, args.date, args.noise)
+    write(args.out, args.tasks, args.seed, args.side_seed, args.slowdown, args.flip, args.date, args.noise,
+          args.directories)
 
 
 if __name__ == "__main__":

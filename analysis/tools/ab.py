@@ -158,25 +158,25 @@ def half_width(rows):
     return max((100 * (r.ci_high - r.ci_low) / 2 for r in rows), default=float("inf"))
 
 
-def compare_sides(outdir, columns, alpha, threshold):
+def compare_sides(outdir, columns, alpha, threshold, per_task=False):
     from analysis.tools.compare import repeated as compare_mod  # scipy: imported when comparing, not for --help
 
     wanted = {"status", "category", *columns}
     result = compare_mod.compare(load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2],
-                                 columns, alpha=alpha, threshold=threshold)
+                                 columns, alpha=alpha, threshold=threshold, per_task=per_task)
     if result.nothing and not result.not_compared:
         raise ABError(f"{outdir}: base and new share no run definition, input and column")
     return result
 
 
-def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
+def measure(run, outdir, columns, alpha, threshold, out=sys.stderr, per_task=False):
     """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
     every row is decided. Returns compare's Result."""
     while True:
         run_pending(run, outdir, out)
-        result = compare_sides(outdir, columns, alpha, threshold)
+        result = compare_sides(outdir, columns, alpha, threshold, per_task)
         if run.until_decided and not result.nothing:
-            if _decided_or_spent(run, outdir, columns, alpha, threshold, out):
+            if _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task):
                 return result
             continue
         if run.until is None or result.nothing:
@@ -196,12 +196,12 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
         print(f"  CI half-width {width:.2f} % >= {run.until:g} %: adding rerun {run.reruns}", file=out, flush=True)
 
 
-def _decided_or_spent(run, outdir, columns, alpha, threshold, out):
+def _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task=False):
     """--until-decided: look; stop (True) when every row is decided or the budget or --max-reruns is reached,
     else plan one more rerun."""
     from analysis.tools.plan import ab_looks
 
-    looks = ab_looks.look(outdir, columns, alpha, threshold, run.max_reruns)
+    looks = ab_looks.look(outdir, columns, alpha, threshold, run.max_reruns, per_task)
     undecided = [r.row for r in looks if not r.decision.decided]
     run.checks.append({"reruns": run.reruns, "undecided": undecided})
     stop = ("every row decided after {} reruns per side".format(run.reruns) if not undecided else
@@ -270,6 +270,8 @@ def add_parser(commands, positive_int, probability):
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--threshold", type=probability, default=0.02, help="smallest relative change that counts (default 0.02)")
     parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    parser.add_argument("--per-task", action="store_true",
+                        help="definitions with one run per task: a row per task, not per task set")
 
 
 def _latest():
@@ -300,12 +302,12 @@ def run(args):
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result = measure(ab, outdir, columns, args.alpha, args.threshold)
+        result = measure(ab, outdir, columns, args.alpha, args.threshold, per_task=args.per_task)
     except runner.Interrupted:
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    sequential_text = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold)
+    sequential_text = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold, args.per_task)
     text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
@@ -336,13 +338,13 @@ def make_sequential(ab, outdir, args):
         ab.save(outdir)
 
 
-def sequential_verdicts(ab, outdir, rows, columns, alpha, threshold):
+def sequential_verdicts(ab, outdir, rows, columns, alpha, threshold, per_task=False):
     """With --until-decided the verdicts are the sequential rule's (compare's fixed rule does not hold
     after many looks): rows are rewritten in place; returns the rule's report ('' without it)."""
     if not ab.until_decided:
         return ""
     from analysis.tools.plan import ab_looks
 
-    looks = ab_looks.look(outdir, columns, alpha, threshold, ab.max_reruns)
+    looks = ab_looks.look(outdir, columns, alpha, threshold, ab.max_reruns, per_task)
     ab_looks.apply(rows, looks)
     return ab_looks.report(ab, outdir, looks, columns, alpha, threshold)

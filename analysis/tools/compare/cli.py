@@ -18,7 +18,9 @@ def add_parser(commands):
         "One run per task (competition style: each side one invocation with every task once, or --paired): "
         "runs paired by task name and properties; status transitions and score; over tasks both sides finished "
         "with at least --min-cputime, the geometric mean of per-task ratios with a bootstrap CI and the Wilcoxon "
-        "signed-rank test, also per task set (Holm).",
+        "signed-rank test, also per task set (Holm). Such a definition rerun, 2+ invocations a side: one row per "
+        "task set and column, the geometric mean of the per-task ratios with Welch's t on the invocations' log "
+        "geometric means (--per-task: a row per task).",
         "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Values that are no "
         "measurement (NaN, infinite, negative) and runs that did not finish normally are left out run by run and "
         "counted by reason.",
@@ -38,6 +40,8 @@ def add_parser(commands):
     compare.add_argument("--threshold", type=probability, default=0.02,
                          help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    compare.add_argument("--per-task", action="store_true",
+                         help="a one-run-per-task definition rerun on both sides: a row per task, not per task set")
     paired_output.add_arguments(compare)
 
 
@@ -53,7 +57,7 @@ def run(args):
         sides = [base[0], new[0]]
         del base, new  # run() frees each side's tables once it has its run sets
         return paired_output.run(args, sides)
-    result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold)
+    result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold, per_task=args.per_task)
     if result.nothing and not result.not_compared:
         raise UserError(f"{args.base} and {args.new} share no run definition, input and column")
     print(compare_mod.render(result, args.format, args.alpha, args.threshold))

@@ -24,7 +24,7 @@ import numpy as np
 
 from analysis.core import fmt, stats, validity
 from analysis.core.tasks import input_of
-from analysis.tools.compare import reruns
+from analysis.tools.compare import reruns, task_sets
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
@@ -60,6 +60,8 @@ class Row:
     verdict: str = "~"
     left_out_base: dict = field(default_factory=dict)   # reason -> runs (analysis.core.validity)
     left_out_new: dict = field(default_factory=dict)
+    tasks: int = 0                        # unit "task set": tasks valid in every invocation of both sides
+    pair_ratios: list = field(default_factory=list)   # unit "task set": geometric mean ratio per invocation pair
 
 
 @dataclass
@@ -142,10 +144,29 @@ def _not_compared(key, a, b, out_a, out_b):
     return f"{' / '.join(key)}: not compared: {why}"
 
 
-def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02) -> Result:
+def _task_set_rows(base, new, columns):
+    """Rows of unit "task set" (analysis.tools.compare.task_sets) and the lines of sets with no task left."""
+    rows, not_compared = [], []
+    for key, c, (out_a, out_b) in task_sets.compare(base, new, columns):
+        if c is None:
+            not_compared.append(f"{' / '.join(key)}: not compared: no task valid in every invocation of both sides"
+                                f" (base {validity.left_out_text(out_a)}; new {validity.left_out_text(out_b)})")
+            continue
+        rows.append(Row(*key, c.n_base, c.n_new, sum(out_a.values()), sum(out_b.values()), c.mean_base, c.mean_new,
+                        c.ratio, c.ci_low, c.ci_high, c.p, float("nan"), c.reruns_base, c.reruns_new, task_sets.UNIT,
+                        c.between_share, c.cv_within, c.cv_between, c.between_p, left_out_base=out_a,
+                        left_out_new=out_b, tasks=c.tasks, pair_ratios=c.pair_ratios))
+    return rows, not_compared
+
+
+def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02, per_task=False) -> Result:
     """Rows for every (run definition, input, column) present on both sides with 2+ valid values
     a side, and a line for each one present on both sides without; base and new are (RunTables,
-    conditions by file name) as pipeline.load_tables gives them."""
+    conditions by file name) as pipeline.load_tables gives them. One-run-per-task definitions
+    rerun on both sides give one row per task set instead (task_sets), unless `per_task`."""
+    if not per_task and task_sets.applies(base[0], new[0]):
+        rows, not_compared = _task_set_rows(base, new, columns)
+        return _judged(Result(rows, not_compared), alpha, threshold)
     base_groups, new_groups = rerun_groups(*base, columns), rerun_groups(*new, columns)
     rows, not_compared = [], []
     for key in sorted(base_groups.keys() & new_groups.keys(), key=lambda k: (columns.index(k[2]), k[:2])):
@@ -155,10 +176,15 @@ def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02) -> R
             rows.append(row)
         else:
             not_compared.append(_not_compared(key, a, b, out_a, out_b))
-    for row, p in zip(rows, stats.holm([r.welch_p for r in rows]) if rows else []):
+    return _judged(Result(rows, not_compared), alpha, threshold)
+
+
+def _judged(result, alpha, threshold):
+    """Holm over the rows; slower/faster only when significant and beyond the threshold."""
+    for row, p in zip(result.rows, stats.holm([r.welch_p for r in result.rows]) if result.rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
-    return Result(rows, not_compared)
+    return result
 
 
 def regressed(rows):
@@ -186,7 +212,7 @@ def _left_out_cell(r):
 
 
 def _cells(r):
-    share = f"{r.between_share:.0%}" if r.unit == "rerun" and np.isfinite(r.between_share) else "–"
+    share = f"{r.between_share:.0%}" if r.unit != "run" and np.isfinite(r.between_share) else "–"
     return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
             _left_out_cell(r), f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
             f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
@@ -203,6 +229,14 @@ def legend(rows, alpha, threshold):
                  "Welch t and Mann-Whitney U on the rerun means, change = ratio of the means of rerun means, CI: "
                  "two-stage bootstrap (reruns, then runs within); 'between reruns': share of the variance between "
                  "reruns (one-way random-effects ANOVA), the rest is within reruns.")
+    if task_sets.UNIT in units:
+        text += (" Rows of unit 'task set' (a one-run-per-task definition rerun on both sides; input = the task set: "
+                 "BenchExec's block, else the task directory): the tasks whose runs finished normally with a valid "
+                 "value in every invocation of both sides; change = geometric mean over the invocation pairs (rerun k "
+                 "of base with rerun k of new, date order) of the geometric mean of the per-task ratios new/base; "
+                 "Welch t on the per-invocation log geometric means (M a side) with its t interval as the 95 % CI; "
+                 "'between reruns': share of the invocation level in a two-way ANOVA of the log values (invocations "
+                 "x tasks, crossed). --per-task gives a row per task instead.")
     if "run" in units:
         text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
                  f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")

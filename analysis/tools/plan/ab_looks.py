@@ -27,26 +27,51 @@ class RowLook:
     runs: int                  # runs of this row up to the look that decided it (or all), both sides
 
 
-def look(outdir, columns, alpha, threshold, max_reruns):
-    """[RowLook] of every row both sides have, the family at alpha / rows."""
-    base = family.load_groups([Path(outdir) / "base"], columns)
-    new = family.load_groups([Path(outdir) / "new"], columns)
-    keys = [k for k in sorted(base) if k in new]
-    rows = [(base[k], new[k], column) for column in columns for k in keys]
-    if not rows:
+def look(outdir, columns, alpha, threshold, max_reruns, per_task=False):
+    """[RowLook] of every row both sides have, the family at alpha / rows; rows of task sets when
+    compare forms them (a one-run-per-task definition, not `per_task`)."""
+    series = None if per_task else _task_set_series(outdir, columns)
+    if series is None:
+        series = _input_series(outdir, columns)
+    if not series:
         return []
-    level = alpha / len(rows)
+    level = alpha / len(series)
     out = []
-    for a, b, column in rows:
-        ma = np.array([x.mean() for x in a.columns[column]])
-        mb = np.array([x.mean() for x in b.columns[column]])
+    for label, ma, mb, runs_a, runs_b in series:
         if min(ma.size, mb.size) < 2:
             continue
         decision = sequential.run_sequence(ma, mb, level, threshold, max_reruns)
         m = decision.reruns
-        runs = sum(x.size for x in a.columns[column][:m]) + sum(x.size for x in b.columns[column][:m])
-        out.append(RowLook(a.label(column), decision, runs))
+        out.append(RowLook(label, decision, int(sum(runs_a[:m]) + sum(runs_b[:m]))))
     return out
+
+
+def _input_series(outdir, columns):
+    """[(label, base rerun means, new rerun means, runs per base rerun, per new rerun)] per input."""
+    base = family.load_groups([Path(outdir) / "base"], columns)
+    new = family.load_groups([Path(outdir) / "new"], columns)
+    keys = [k for k in sorted(base) if k in new]
+    out = []
+    for column in columns:
+        for k in keys:
+            a, b = base[k].columns[column], new[k].columns[column]
+            out.append((base[k].label(column), np.array([x.mean() for x in a]), np.array([x.mean() for x in b]),
+                        [x.size for x in a], [x.size for x in b]))
+    return out
+
+
+def _task_set_series(outdir, columns):
+    """The same per task set (analysis.tools.compare.task_sets: an invocation's geometric mean over the
+    set's tasks is its rerun mean), or None when compare does not form task-set rows here."""
+    from analysis.sweep.load import load_tables
+    from analysis.tools.compare import task_sets
+
+    wanted = {"status", "category", *columns}
+    base, new = load_tables(Path(outdir) / "base", wanted)[:2], load_tables(Path(outdir) / "new", wanted)[:2]
+    if not task_sets.applies(base[0], new[0]):
+        return None
+    return [(f"{rundefinition} / {task_set} ({column})", a, b, [tasks] * a.size, [tasks] * b.size)
+            for (rundefinition, task_set, column), a, b, tasks in task_sets.invocation_means(base, new, columns)]
 
 
 def apply(rows, looks):

@@ -54,7 +54,12 @@ def plan(paths, columns, effect, power, alpha, threshold, budget=None):
            "costs": {"invocation_seconds": costs.invocation, "run_seconds": run_seconds,
                      "per_run": {f"{g[0]} / {g[1]}": s for g, s in costs.per_run.items()},
                      "invocations_timed": costs.invocations, "process_time_from_manifest": costs.outside},
-           "rows": []}
+           "rows": [], "unit": rows[0].unit if rows else "input"}
+    if out["unit"] != "input":
+        out["unit_text"] = (
+            "Rows are task sets (a one-run-per-task definition rerun: compare's task-set rows): a row's rerun mean is an "
+            "invocation's geometric mean over the set's tasks valid in every invocation, its CV between invocations "
+            "holds the tasks' noise too (CV within 0), and a run is one pass over the definition's tasks.")
     for row in rows:
         entry = {"row": row.label, "cv_between": row.cv_between, "cv_within": row.cv_within, "pilot_invocations": row.invocations,
                  "pilot_runs": row.runs, "mean": row.mean}
@@ -121,6 +126,7 @@ def render(result):
          f"called 'slower' with {100 * result['power']:.0f} % power by compare's rerun rule (Welch t on rerun means, "
          f"alpha {result['alpha']:g}, threshold {100 * result['threshold']:g} %)"
          + (f" within {result['budget_seconds'] / 60:g} min for both sides." if result["budget_seconds"] else ".")),
+        result.get("unit_text", "") + (" " if result.get("unit_text") else "") +
         result["family"]["text"] + f" Planned at alpha {result['family']['row_alpha']:.3g} per row: a lower bound on Holm's power.",
         (f"Costs here ({c['invocations_timed']} invocations, BenchExec's timestamps"
          f"{' and the manifest' if c['process_time_from_manifest'] else ''}): {c['invocation_seconds']:.2f} s per invocation "

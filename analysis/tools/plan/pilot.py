@@ -49,6 +49,7 @@ class Row:
     invocations: int       # in all conditions together
     runs: int              # median runs per invocation
     conditions: int        # conditions with 2+ invocations of this row
+    unit: str = "input"    # or "task set": a rerun mean is an invocation's geometric mean over the set's tasks
 
     @property
     def label(self):
@@ -140,16 +141,10 @@ def invocation_costs(tables, conditions_by_file, process_seconds):
     return max(0.0, fixed), per_group, bool(outside)
 
 
-def load(paths, columns):
-    """(rows, costs) of the pilot paths for compare's `columns`."""
-    sides, per_invocation, by_row = conditions(paths), [], {}
-    for _, path in sides:
-        by_invocation, conditions_by_file = family.load_invocations([path], (*columns, "starttime"), PilotError)
-        process = _process_seconds(path) if path.is_dir() else {}
-        for tables in by_invocation.values():
-            cost = invocation_costs(tables, conditions_by_file, process)
-            if cost:
-                per_invocation.append(cost)
+def input_rows(loaded, columns):
+    """Rows per run definition, input and column: runs nested in invocations, pooled over conditions."""
+    by_row = {}
+    for by_invocation, conditions_by_file in loaded:
         for key, group in family.groups_of(by_invocation, conditions_by_file, columns).items():
             for column, arrays in group.columns.items():
                 by_row.setdefault((*key, column), []).append(arrays)
@@ -162,6 +157,53 @@ def load(paths, columns):
         mean = float(np.mean([np.mean([a.mean() for a in arrays]) for arrays in usable]))
         rows.append(Row(rundefinition, name, column, mean, c.cv_between, c.cv_within,
                         sum(len(a) for a in usable), int(np.median([a.size for arrays in usable for a in arrays])), len(usable)))
+    return rows
+
+
+def task_set_rows(loaded, columns):
+    """Rows of compare's task sets (analysis.tools.compare.task_sets) when every condition is 2+
+    invocations of a one-run-per-task definition, else None. A row's rerun mean is an invocation's
+    geometric mean over the set's tasks (those valid in every invocation of the condition), so
+    cv_between is the spread of those means (invocation level and task noise / tasks together),
+    cv_within is 0 and a "run" is one pass over the definition's tasks."""
+    from analysis.tools.compare import pairing, task_sets
+
+    tables = [[t for group in by_invocation.values() for t in group] for by_invocation, _ in loaded]
+    if not tables or not all(len(by_invocation) >= 2 for by_invocation, _ in loaded) or \
+            not pairing.one_run_per_task([t for side in tables for t in side]):
+        return None
+    by_row = {}
+    for side, (_, conditions_by_file) in zip(tables, loaded):
+        for name, runs in task_sets.side_runs(side, conditions_by_file, columns).items():
+            for column in columns:
+                for task_set, logs in task_sets.invocation_log_means(runs, column).items():
+                    by_row.setdefault((name, task_set, column), []).append(logs)
+    rows = []
+    for (name, task_set, column), sides in sorted(by_row.items(), key=lambda kv: (columns.index(kv[0][2]), kv[0][:2])):
+        df = sum(s.size - 1 for s in sides)
+        if not df:
+            continue
+        sd = float(np.sqrt(sum(np.sum((s - s.mean()) ** 2) for s in sides) / df))
+        mean = float(np.exp(np.mean([s.mean() for s in sides])))
+        rows.append(Row(name, task_set, column, mean, float(np.sqrt(np.expm1(sd * sd))), 0.0,
+                        sum(s.size for s in sides), 1, len(sides), task_sets.UNIT))
+    return rows
+
+
+def load(paths, columns):
+    """(rows, costs) of the pilot paths for compare's `columns`; rows of task sets where compare forms them."""
+    sides, per_invocation, loaded = conditions(paths), [], []
+    for _, path in sides:
+        by_invocation, conditions_by_file = family.load_invocations([path], (*columns, "starttime"), PilotError)
+        loaded.append((by_invocation, conditions_by_file))
+        process = _process_seconds(path) if path.is_dir() else {}
+        for tables in by_invocation.values():
+            cost = invocation_costs(tables, conditions_by_file, process)
+            if cost:
+                per_invocation.append(cost)
+    rows = task_set_rows(loaded, columns)
+    if rows is None:
+        rows = input_rows(loaded, columns)
     if not rows:
         raise PilotError(f"{', '.join(map(str, paths))}: no run definition and input with 2+ benchexec invocations of "
                          f"finished {', '.join(columns)} runs in one condition; a pilot needs reruns (e.g. timekit ab "

@@ -15,7 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis.core import results
+from analysis.core import cost, results
 from analysis.core.results import outcome
 from analysis.core.errors import UserError
 from analysis.core.report import Report, Table, write_report
@@ -122,6 +122,7 @@ def build_report(paths, table_pages=None, notes=None):
         section = result.section
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
+        price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
         pages = (table_pages or {}).get(name, [])
@@ -148,6 +149,18 @@ def build_report(paths, table_pages=None, notes=None):
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build}
                              for d, s in sweeps]
     return report
+
+
+def price_findings(findings, experiment, tables, conditions, sweeps):
+    """Each finding's cost: the section's invocations, runs and minutes (the step seconds that
+    sweep.json recorded, BenchExec's start and end times), and for an inconclusive one what
+    deciding it would cost here (analysis.core.cost)."""
+    seconds = {name: step.seconds for name, step in conditions.items() if step.seconds}
+    reruns = max((s.reruns for _, s in sweeps), default=0)
+    spent = cost.of(tables, seconds, reruns)
+    for finding in findings:
+        plan = cost.decision_plan(finding.evidence, spent, experiment) if finding.verdict == "inconclusive" else ""
+        finding.cost = spent.text() + (f"; {plan}" if plan else "")
 
 
 def _only(table, columns):

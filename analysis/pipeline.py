@@ -25,6 +25,7 @@ from analysis.machine import facts as machine_facts
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
 from analysis.tools.compare import generic_report
+from analysis.tools.plan import run_looks
 
 
 class PipelineError(UserError):
@@ -118,7 +119,8 @@ def build_report(paths, table_pages=None, notes=None):
         own_sweeps = [(d, s) for d, s in sweeps if s.experiment == name]
         context = Context(tables=by_experiment[name], conditions=conditions, sweeps=own_sweeps, environment=env,
                           machine=_facts(own_sweeps, by_experiment[name]))
-        result = experiment.section(context)
+        with run_looks.applied(own_sweeps[0][1] if own_sweeps else None):  # a sequential sweep's levels
+            result = experiment.section(context)
         section = result.section
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import warnings
 
 from analysis.core import replication
 from analysis.sweep.model import Preset, Sweep, rotated
@@ -97,7 +98,8 @@ def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr
         sweep.save(outdir)
     record = sweep.sequential
     while True:
-        with applied(sweep):
+        with applied(sweep), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # scipy on GNU time's identical steps, as the report
             findings = judge(outdir)
         left = record["budget_seconds"] - spent_seconds(sweep)
         undecided = waiting(findings)

@@ -36,6 +36,7 @@ from analysis.machine import tuning
 from analysis.sweep.model import MANIFEST, Interrupted, Preset, SweepError
 from analysis.tools import ab as ab_mod
 from analysis.core.argtypes import positive_int, probability
+from analysis.tools.plan.args import duration
 from analysis.experiments.core_heterogeneity import cli as cores_cli
 from analysis.tools import history_cli
 from analysis.tools.calibrate import cli as calibrate_cli
@@ -128,6 +129,10 @@ def _add_run(commands):
     run.add_argument("--output", type=Path, help="sweep directory (default: results/EXPERIMENT/DATE)")
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
+    run.add_argument("--until-decided", action="store_true",
+                     help="after the preset's reruns, add one rerun at a time while a claim is undecided "
+                          "(group-sequential looks, docs/calibration.md) and --budget fits another")
+    run.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
 
 
 def _add_env(commands):
@@ -174,9 +179,19 @@ def cmd_run(args):
         outdir = args.output or _latest_sweep(experiment)
     else:
         outdir = args.output or RESULTS / experiment.name / _stamp()
+    if args.until_decided and args.budget is None:
+        raise SweepError("--until-decided needs --budget (e.g. --budget 15m): the looks' alpha spending is fixed by it")
     system.ensure_packages()
     runner.run_sweep(experiment, args.preset, preset, outdir, resume=args.resume, container=not args.no_container)
     from analysis import pipeline  # scipy, matplotlib: imported once the sweep is done
+
+    if args.until_decided:
+        from analysis.tools.plan import run_looks
+
+        run_looks.until_decided(
+            experiment, outdir, args.budget,
+            lambda d: runner.run_sweep(experiment, args.preset, preset, d, resume=True, container=not args.no_container),
+            lambda d: pipeline.build_report([d]).sections[0].findings)
 
     paths = pipeline.tables_and_report([outdir], outdir / "report")
     print(f"report: {paths['html']}")

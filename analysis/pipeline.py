@@ -15,7 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis.core import results
+from analysis.core import cost, results
 from analysis.core.results import outcome
 from analysis.core.errors import UserError
 from analysis.core.report import Report, Table, write_report
@@ -25,6 +25,7 @@ from analysis.machine import facts as machine_facts
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
 from analysis.tools.compare import generic_report
+from analysis.tools.plan import run_looks
 
 
 class PipelineError(UserError):
@@ -118,10 +119,12 @@ def build_report(paths, table_pages=None, notes=None):
         own_sweeps = [(d, s) for d, s in sweeps if s.experiment == name]
         context = Context(tables=by_experiment[name], conditions=conditions, sweeps=own_sweeps, environment=env,
                           machine=_facts(own_sweeps, by_experiment[name]))
-        result = experiment.section(context)
+        with run_looks.applied(own_sweeps[0][1] if own_sweeps else None):  # a sequential sweep's levels
+            result = experiment.section(context)
         section = result.section
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
+        price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
         pages = (table_pages or {}).get(name, [])
@@ -148,6 +151,18 @@ def build_report(paths, table_pages=None, notes=None):
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build}
                              for d, s in sweeps]
     return report
+
+
+def price_findings(findings, experiment, tables, conditions, sweeps):
+    """Each finding's cost: the section's invocations, runs and minutes (the step seconds that
+    sweep.json recorded, BenchExec's start and end times), and for an inconclusive one what
+    deciding it would cost here (analysis.core.cost)."""
+    seconds = {name: step.seconds for name, step in conditions.items() if step.seconds}
+    reruns = max((s.reruns for _, s in sweeps), default=0)
+    spent = cost.of(tables, seconds, reruns)
+    for finding in findings:
+        plan = cost.decision_plan(finding.evidence, spent, experiment) if finding.verdict == "inconclusive" else ""
+        finding.cost = spent.text() + (f"; {plan}" if plan else "")
 
 
 def _only(table, columns):

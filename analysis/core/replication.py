@@ -9,6 +9,7 @@ the rerun is a block, and its drift cancels in their ratio.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import math
 
@@ -17,6 +18,12 @@ import scipy.stats
 
 from analysis.core import stats
 from analysis.core.verdicts import Estimate
+
+#: Set while a sweep decides its claims look by look (`timekit run --until-decided`): a function
+#: (confidence, M) -> (the confidence of this look's repeated interval, a note for the evidence),
+#: so that t intervals over reruns keep their level although they are looked at after every
+#: invocation (analysis.tools.plan.run_looks). None: one look, the fixed design.
+SEQUENTIAL_LOOK = contextvars.ContextVar("sequential_look", default=None)
 
 
 def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="ratio"):
@@ -29,15 +36,19 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
         return None
     x = np.log(v) if log else v
     mean, sem = float(np.mean(x)), float(scipy.stats.sem(x))
-    if sem > 0:
-        low, high = scipy.stats.t.interval(confidence, m - 1, loc=mean, scale=sem)
+    look = SEQUENTIAL_LOOK.get()
+    nominal, note = (confidence, "") if look is None else look(confidence, m)
+    if nominal >= 1:
+        low, high = -math.inf, math.inf
+    elif sem > 0:
+        low, high = scipy.stats.t.interval(nominal, m - 1, loc=mean, scale=sem)
     else:
         low = high = mean
     if log:
         mean, low, high = math.exp(mean), math.exp(low), math.exp(high)
     what = "geometric mean, t interval of the logs" if log else "t interval"
     return Estimate(mean, float(low), float(high), unit="reruns", n=int(n), m=m, scale=scale,
-                    method=f"{what} ({100 * confidence:.3g} %) over {method}")
+                    method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
 
 
 def paired_reruns(reruns_a, reruns_b, min_runs=2):

@@ -25,6 +25,7 @@ reruns (or runs) that would give it, assuming the half-width shrinks as 1/sqrt(M
 """
 
 import math
+import re
 from dataclasses import dataclass, field
 
 ABOUT_FACTOR = 2.0  # "about X" = within a factor 2 of X
@@ -106,6 +107,25 @@ def _needed(est, distance):
     n = math.ceil(est.n * factor)
     return (f"about n = {n} runs (or M >= 2 reruns to judge drift) would decide it" if n <= MAX_SUGGESTED
             else "more runs than is practical would be needed")
+
+
+_NEEDED_RERUNS = re.compile(r"about M = (\d+) reruns would decide it")
+_NEEDED_RUNS = re.compile(r"n = (\d+)[^;]*;[^;]*?about n = (\d+) runs \(or M >= 2 reruns")
+
+
+def needed_sizes(evidence):
+    """The sizes `_needed` wrote into a finding's evidence, read back (largest over its parts, as
+    every part must be decided): {'reruns': M} and/or {'runs': n, 'runs_factor': n / n now}; {}
+    when it names none. Kept beside `_needed` so that the two texts cannot drift apart."""
+    sizes = {}
+    reruns = [int(m) for m in _NEEDED_RERUNS.findall(evidence)]
+    if reruns:
+        sizes["reruns"] = max(reruns)
+    runs = [(int(now), int(need)) for now, need in _NEEDED_RUNS.findall(evidence)]
+    if runs:
+        sizes["runs"] = max(need for _, need in runs)
+        sizes["runs_factor"] = max(need / now for now, need in runs if now)
+    return sizes
 
 
 def at_least(est, threshold, *, larger=True):

@@ -39,12 +39,15 @@ class Table:
 class Finding:
     """A claim from a source document and what this machine's data says about it.
 
-    ``evidence`` names the test, n, alpha and p (or why the claim cannot be tested here).
+    ``evidence`` names the test, n, alpha and p (or why the claim cannot be tested here);
+    ``cost`` what the measurements it rests on cost and, if inconclusive, what deciding it would
+    (analysis.core.cost).
     """
 
     claim: str
     verdict: str
     evidence: str
+    cost: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:

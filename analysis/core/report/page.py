@@ -159,7 +159,8 @@ def _findings_html(findings: list[Finding], anchor: str) -> list[str]:
             '<th scope="col">Evidence</th></tr></thead><tbody>')]
     for f in findings:
         out.append(f"<tr><td>{_e(f.claim)}</td><td class=\"verdict\">{_badge(f.verdict)}</td>"
-                   f'<td class="evidence">{_e(f.evidence)}</td></tr>')
+                   f'<td class="evidence">{_e(f.evidence)}'
+                   + (f'<p class="cost">{_e(f.cost)}</p>' if f.cost else "") + "</td></tr>")
     out.append("</tbody></table></div>")
     return out
 

@@ -85,7 +85,8 @@ def report_json(report: Report) -> dict[str, Any]:
         "generated": report.generated,
         "environment": jsonable(report.environment, "environment"),
         "sections": [{"id": s.id, "title": s.title, "runs": s.runs, "runs_missing": s.runs_missing} for s in report.sections],
-        "findings": [{"section": s.id, "claim": f.claim, "verdict": f.verdict, "evidence": f.evidence}
+        "findings": [{"section": s.id, "claim": f.claim, "verdict": f.verdict, "evidence": f.evidence,
+                      "cost": f.cost}
                      for s in report.sections for f in s.findings],
         "warnings": [{"section": s.id, "warning": w} for s in report.sections for w in s.warnings],
         "data": jsonable(report.data, "data"),

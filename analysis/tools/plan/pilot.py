@@ -18,13 +18,13 @@ writing the files) is added to the fixed cost.
 
 from __future__ import annotations
 
-import datetime
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from analysis.core.cost import when as _when
 from analysis.core.errors import UserError
 from analysis.core.tasks import input_of
 from analysis.tools.calibrate import family
@@ -96,13 +96,6 @@ def _process_seconds(path):
         return {name: float(step["seconds"]) for step in steps for name in step.get("result_files", []) if step.get("seconds")}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise PilotError(f"{manifest}: not a readable A/B manifest ({e})") from None
-
-
-def _when(text):
-    try:
-        return datetime.datetime.fromisoformat(str(text)).timestamp()
-    except ValueError:
-        return float("nan")
 
 
 def _group_name(table, conditions_by_file):

@@ -1,0 +1,105 @@
+"""
+What a verdict cost, and what deciding an inconclusive one would cost on this machine.
+
+A finding rests on its section's result files: the cost is their benchexec invocations (distinct
+`benchmarkname`, i.e. the definition and its --name), their runs, and their minutes, taken from
+BenchExec's own `starttime`/`endtime` of each result and, where the sweep's manifest recorded how
+long the whole benchexec process took (sweep.json's step seconds), that wall time (it adds Python
+start-up, container set-up and writing the files). Reported per finding so that a reader sees the
+price of each verdict next to it.
+
+For an inconclusive finding the decision's price follows from the finding's own variance: its
+evidence already says which M reruns (or n runs) would bring the interval's half-width below the
+distance to the bound (analysis.core.verdicts.needed_sizes reads those figures back), and this
+module prices them at this sweep's measured seconds per invocation and per run. The figures are
+the verdict policy's 1/sqrt(M) scaling, not `timekit plan`'s variance-component design: a
+finding's interval is not always a t interval on rerun means (bootstrap, Clopper-Pearson, order
+statistics), so its own scaling is the one the finding can vouch for.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass
+
+from analysis.core import verdicts
+
+
+def when(text):
+    """Seconds since the epoch of an ISO timestamp (BenchExec's), NaN when absent or unreadable."""
+    try:
+        return datetime.datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return float("nan")
+
+
+@dataclass(frozen=True)
+class Cost:
+    invocations: int
+    runs: int
+    benchexec_seconds: float   # sum over invocations of BenchExec's span (first result's start to last one's end)
+    process_seconds: float     # sum of the whole benchexec processes' times (sweep.json); NaN when not recorded
+    reruns: int                # invocations per condition (the sweep's M), 0 when unknown
+
+    @property
+    def seconds(self):
+        """The wall time it took: the processes' where recorded, else BenchExec's own span."""
+        return self.process_seconds if math.isfinite(self.process_seconds) else self.benchexec_seconds
+
+    def per_invocation(self):
+        return self.seconds / self.invocations if self.invocations else float("nan")
+
+    def text(self):
+        where = ("benchexec processes, sweep.json; BenchExec's own start-to-end "
+                 f"{_minutes(self.benchexec_seconds)}" if math.isfinite(self.process_seconds)
+                 else "BenchExec's start-to-end times")
+        return f"cost: {_count(self.invocations, 'benchexec invocation')}, {_count(self.runs, 'run')}, {_minutes(self.seconds)} ({where})"
+
+
+def _minutes(seconds):
+    return f"{seconds / 60:.1f} min" if math.isfinite(seconds) else "time not recorded"
+
+
+def of(tables, process_seconds=None, reruns=0):
+    """The Cost of these RunTables; `process_seconds` maps a result file's name to its benchexec
+    process's seconds (one entry per file of an invocation is enough)."""
+    process_seconds = process_seconds or {}
+    spans, processes = {}, {}
+    for table in tables:
+        start, end = when(table.attributes.get("starttime", "")), when(table.attributes.get("endtime", ""))
+        low, high = spans.get(table.benchmark, (math.inf, -math.inf))
+        spans[table.benchmark] = (min(low, start), max(high, end)) if math.isfinite(start + end) else (low, high)
+        if table.path.name in process_seconds:
+            processes[table.benchmark] = process_seconds[table.path.name]
+    benchexec = sum(high - low for low, high in spans.values() if high >= low)
+    recorded = processes and len(processes) == len(spans)
+    return Cost(len(spans), int(sum(len(t.tasks) for t in tables)), float(benchexec),
+                float(sum(processes.values())) if recorded else float("nan"), reruns)
+
+
+def decision_plan(evidence, cost, experiment=""):
+    """What deciding an inconclusive finding would take here, from the M or n its evidence names;
+    '' when the evidence names none (an estimate on its bound, a grid too coarse: it says so)."""
+    sizes = verdicts.needed_sizes(evidence)
+    if not sizes or not cost.invocations:
+        return ""
+    per_invocation = cost.per_invocation()
+    command = f"timekit run {experiment}" if experiment else "timekit run EXPERIMENT"
+    if "reruns" in sizes and cost.reruns:
+        m = sizes["reruns"]
+        more = max(0, m - cost.reruns) * cost.invocations / cost.reruns
+        return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance), "
+                f"{more:.0f} more benchexec invocations, about {_minutes(more * per_invocation)} here at "
+                f"{per_invocation:.0f} s per invocation ({command} --reruns {m}, or --until-decided --budget "
+                f"{math.ceil(more * per_invocation / 60) + 1}m)")
+    if "runs" in sizes:
+        n, factor = sizes["runs"], sizes["runs_factor"]
+        return (f"to decide it: about n = {n} runs per invocation (the evidence's own variance), about "
+                f"{_minutes(cost.seconds * factor)} here ({factor:.1f} x this sweep's time; more reruns "
+                f"would also judge the drift: {command} --reruns 3 or more)")
+    return ""
+
+
+def _count(k, noun):
+    return f"{k} {noun}{'' if k == 1 else 's'}"

@@ -554,7 +554,11 @@ static inline void kit_judge_core_clock(struct kit_core_clock *c)
         }
         if (!(est[i] > 0)) continue;
         size_t used = strlen(figures);
-        snprintf(figures + used, sizeof figures - used, "%s%s %.3f GHz", n ? ", " : "", names[i], est[i]);
+        /* a figure outside any core's clock range is the rate the chain ran at, not a clock */
+        if (est[i] >= KIT_GHZ_MIN && est[i] <= KIT_GHZ_MAX)
+            snprintf(figures + used, sizeof figures - used, "%s%s %.3f GHz", n ? ", " : "", names[i], est[i]);
+        else
+            snprintf(figures + used, sizeof figures - used, "%s%s %.4g steps per ns", n ? ", " : "", names[i], est[i]);
         lo = est[i] < lo ? est[i] : lo;
         hi = est[i] > hi ? est[i] : hi;
         n++;

@@ -41,7 +41,9 @@ def test_kit_h_and_the_analysis_judge_the_clock_by_the_same_numbers():
 def test_a_reading_outside_its_range_fails_with_the_figure_and_the_range():
     assert CORE_CLOCK.check({"core clock": Reading(3.69)}) == ""
     why = CORE_CLOCK.check({"core clock": Reading(20.08, how="one chain")})
-    assert why.startswith("instrument check failed: core clock 20.08 GHz (one chain) lies outside 0.1 GHz–7 GHz")
+    # a figure outside any core's range is cited as the rate the chain ran at, never as a clock
+    assert why.startswith("instrument check failed: core clock 20.08 chain steps per ns (one chain) lies outside 0.1 GHz–7 GHz")
+    assert "20.08 GHz" not in why
     assert CORE_CLOCK.check({}) == "instrument check failed: core clock not measured"
     assert CORE_CLOCK.check({"core clock": Reading(problem="core clock not measured here: x")}) == \
         "instrument check failed: core clock not measured here: x"
@@ -63,7 +65,7 @@ def test_a_claim_is_untestable_by_its_first_failing_instrument():
     spec = ClaimSpec("c", "about", 1.0, instruments=(X86_64, CORE_CLOCK))
     assert spec.untestable({"architecture": Reading("x86_64"), "core clock": Reading(3.0)}) == ""
     assert spec.untestable({"architecture": Reading("aarch64"), "core clock": Reading(30.0)}).startswith("not x86-64")
-    assert "30 GHz" in spec.untestable({"architecture": Reading("x86_64"), "core clock": Reading(30.0)})
+    assert "30 chain steps per ns" in spec.untestable({"architecture": Reading("x86_64"), "core clock": Reading(30.0)})
     assert ClaimSpec("c", "about").untestable({}) == ""
 
 
@@ -171,13 +173,13 @@ _GHZ = re.compile(r"(\d+(?:\.\d+)?) GHz")
 
 
 def _impossible_clocks(report):
-    """Core clocks outside the physical range that a judged finding or a table cell states as a fact."""
+    """Clocks outside the physical range anywhere the report states one: a finding of any verdict
+    (a failed check cites what was measured, not an impossible clock), a warning, a paragraph, a table cell."""
     found = []
     for section in report.sections:
-        for f in section.findings:
-            if f.verdict != NOT_TESTABLE:
-                found += [(f.claim, x) for x in map(float, _GHZ.findall(f.evidence))
-                          if not instruments.GHZ_MIN <= x <= instruments.GHZ_MAX]
+        texts = [(f.claim, f.evidence) for f in section.findings] + [(section.title, t) for t in section.warnings + section.paragraphs]
+        found += [(where, x) for where, text in texts for x in map(float, _GHZ.findall(text))
+                  if not instruments.GHZ_MIN <= x <= instruments.GHZ_MAX]
         for table in section.tables:
             for i, column in enumerate(table.columns):
                 scale = 1e-3 if "MHz" in column else 1.0 if "GHz" in column else None
@@ -185,6 +187,8 @@ def _impossible_clocks(report):
                     continue
                 found += [(table.title, row[i]) for row in table.rows if isinstance(row[i], (int, float))
                           and not instruments.GHZ_MIN <= row[i] * scale <= instruments.GHZ_MAX]
+            found += [(table.title, x) for row in table.rows for cell in row if isinstance(cell, str)
+                      for x in map(float, _GHZ.findall(cell)) if not instruments.GHZ_MIN <= x <= instruments.GHZ_MAX]
     return found
 
 
@@ -203,7 +207,8 @@ def test_the_intel_recording_states_no_impossible_clock_and_says_why_its_cycle_f
     assert len(in_cycles) == 4  # TSC = cycles (both sections), loop in cycles, calls in cycles
     for f in in_cycles:
         assert f.verdict == NOT_TESTABLE, f.claim
-        assert re.match(r"instrument check failed: core clock (19|2\d)\.\d+ GHz \(one add-immediate chain, not cross-checked",
+        assert re.match(r"instrument check failed: core clock (19|2\d)\.\d+ chain steps per ns \(one add-immediate chain, "
+                        r"not cross-checked",
                         f.evidence), f.evidence
         assert "lies outside 0.1 GHz–7 GHz" in f.evidence
     l3 = next(f for claim, f in findings.items() if "(here L3, 480 MiB)" in claim)

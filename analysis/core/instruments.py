@@ -64,11 +64,16 @@ class Trust:
     below: str = ""
     requires: tuple = ()
     otherwise: str = ""
+    raw: str = ""   # how a value outside [low, high] is shown, where it cannot be one in `unit` ('{:.4g} steps per ns')
 
     def _show(self, value):
         if self.unit == "B":
             return binary_size(value)
         return f"{value:.4g} {self.unit}".strip()
+
+    def _show_measured(self, value):
+        """The value as a figure of this quantity where it can be one, else as what was measured."""
+        return self._show(value) if self.low <= value <= self.high or not self.raw else self.raw.format(value)
 
     def check(self, readings: Mapping[str, Reading]) -> str:
         """'' when the reading of this quantity can be trusted, else why not."""
@@ -81,7 +86,7 @@ class Trust:
             return "" if r.value in self.requires else (self.otherwise or f"{self.quantity} is {r.value}")
         value, how = float(r.value), f" ({r.how})" if r.how else ""
         if not (self.low <= value <= self.high):
-            return (f"instrument check failed: {self.quantity} {self._show(value)}{how} lies outside "
+            return (f"instrument check failed: {self.quantity} {self._show_measured(value)}{how} lies outside "
                     f"{self._show(self.low)}–{self._show(self.high)}" + (f" ({self.source})" if self.source else ""))
         bound = readings.get(self.below) if self.below else None
         if bound is not None and bound.value is not None and not value < float(bound.value):
@@ -91,7 +96,14 @@ class Trust:
 
 
 CORE_CLOCK = Trust("core clock", GHZ_MIN, GHZ_MAX, "GHz", "the physical range of a CPU core's clock: stock boost "
-                   "clocks reach 6.2 GHz")
+                   "clocks reach 6.2 GHz", raw="{:.4g} chain steps per ns")
+
+
+def clock_figure(name, ghz):
+    """One estimate of the core clock as the reports cite it: in GHz where a core can have that
+    clock, else as the rate its chain (or counter) ran at, which is no clock (a CPU that runs
+    several steps of a chain per cycle gives 20 steps per ns, never a 20 GHz core)."""
+    return f"{name} {ghz:.3f} GHz" if GHZ_MIN <= ghz <= GHZ_MAX else f"{name} {ghz:.4g} steps per ns"
 X86_64 = Trust("architecture", requires=("x86_64",), otherwise="not x86-64: no time-stamp counter (TSC) to judge")
 TSC_INVARIANT = Trust("TSC invariant", requires=(1, 1.0, True),
                       otherwise="TSC not invariant (constant_tsc or nonstop_tsc missing in /proc/cpuinfo)")
@@ -126,7 +138,7 @@ def core_clock(values):
     perf = _number(values, "core-ghz-perf")
     if perf is not None:
         estimates["perf cycles"] = perf
-    figures = ", ".join(f"{name} {value:.3f} GHz" for name, value in estimates.items())
+    figures = ", ".join(clock_figure(name, value) for name, value in estimates.items())
     problem = _disagreement(estimates, figures) or _outside_cpufreq(estimates, figures, values)
     if problem:
         return Reading(problem=f"core clock not measured here: {problem}")

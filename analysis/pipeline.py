@@ -41,7 +41,7 @@ def _table_generator(table_config, files, outdir, name):
     if done.returncode != 0:
         last = (done.stdout.strip().splitlines() or ["no output"])[-1]
         raise PipelineError(f"table-generator failed for {name}: {last}")
-    return outdir / f"{name}.table.html"
+    return page_of((table_config, files, outdir, name))
 
 
 def _benchexec_program(name):
@@ -71,6 +71,12 @@ def run_table_jobs(jobs):
     measurements, so they cannot disturb them."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         return list(pool.map(lambda job: _table_generator(*job), jobs))
+
+
+def page_of(job):
+    """Where table-generator writes a job's page (the report links it before it exists)."""
+    _config, _files, outdir, name = job
+    return outdir / f"{name}.table.html"
 
 
 def all_columns():
@@ -196,17 +202,21 @@ def tables_and_report(paths, outdir, out=None):
             jobs += sweep_jobs
             experiments += [sweep.experiment] * len(sweep_jobs)
     pages = {}
-    for experiment, page in zip(experiments, run_table_jobs(jobs)):
-        pages.setdefault(experiment, []).append(os.path.relpath(page, outdir))
-    try:
-        with warnings.catch_warnings():
-            # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'
-            # notes and NaN results already say so in the report
-            warnings.simplefilter("ignore", RuntimeWarning)
-            notes = []
-            report = build_report(paths, pages, notes)
-    except results.ResultFileError as e:
-        raise PipelineError(str(e)) from None
+    for experiment, job in zip(experiments, jobs):
+        pages.setdefault(experiment, []).append(os.path.relpath(page_of(job), outdir))
+    # table-generator's pages (subprocesses) are made while this process builds the report
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
+        made = background.submit(run_table_jobs, jobs)
+        try:
+            with warnings.catch_warnings():
+                # scipy warns on degenerate samples (GNU time's identical 10 ms steps); the tests'
+                # notes and NaN results already say so in the report
+                warnings.simplefilter("ignore", RuntimeWarning)
+                notes = []
+                report = build_report(paths, pages, notes)
+        except results.ResultFileError as e:
+            raise PipelineError(str(e)) from None
+        made.result()  # a failed page is an error, as before
     for line in notes:
         print(line, file=out or sys.stdout)
     return write_report(report, outdir)

@@ -37,11 +37,23 @@ class KeyValueTool(BaseTool2):
         return result.RESULT_DONE
 
     def get_value_from_output(self, output, identifier):
-        # Anchored: table-generator passes the log with BenchExec's header, which holds the
-        # command line; only a whole line `identifier=value` counts, the last one wins.
-        pattern = re.compile(rf"^{re.escape(identifier)}=(\S+)\s*$")
-        for line in reversed(output):
-            match = pattern.match(line)
-            if match:
-                return match.group(1)
-        return None
+        # BenchExec asks once per column with the same output (a fresh copy each time, through
+        # its container worker): read the lines once, compare them (cheap) on the next column.
+        lines = list(output)
+        if getattr(self, "_parsed_lines", None) != lines:
+            self._parsed_lines, self._values = lines, _key_values(lines)
+        return self._values.get(identifier)
+
+
+# Anchored: table-generator passes the log with BenchExec's header, which holds the command
+# line; only a whole line `key=value` counts, the last one wins.
+_KEY_VALUE_LINE = re.compile(r"^([^=\s]+)=(\S+)\s*$")
+
+
+def _key_values(output):
+    values = {}
+    for line in output:
+        match = _KEY_VALUE_LINE.match(line)
+        if match:
+            values[match.group(1)] = match.group(2)
+    return values

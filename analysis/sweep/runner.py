@@ -9,9 +9,11 @@ rewritten after every step, so an interrupted sweep keeps every finished step an
 benchexec failing) every process the runner started is killed.
 """
 
+import contextlib
 import datetime
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -158,8 +160,11 @@ def run_step(experiment, sweep, step, outdir, progress):
 
 
 def _follow(process, log_path, run_finished, interval=0.2):
-    """Call run_finished for every finished-run line benchexec writes, until it exits."""
-    with open(log_path) as log:
+    """Call run_finished for every finished-run line benchexec writes, until it exits.
+
+    Between reads it waits on the process itself (a pidfd), not a fixed sleep: the next
+    invocation starts as soon as benchexec is gone, not up to `interval` later."""
+    with open(log_path) as log, _exit_waiter(process) as wait_for_exit:
         pending = ""
         while True:
             exited = process.poll() is not None
@@ -170,7 +175,22 @@ def _follow(process, log_path, run_finished, interval=0.2):
                     run_finished()
             if exited:
                 return
-            time.sleep(interval)
+            wait_for_exit(interval)
+
+
+@contextlib.contextmanager
+def _exit_waiter(process):
+    """wait(seconds): returns after `seconds` or as soon as the process exits (pidfd where the
+    kernel has it, Linux >= 5.3; else a plain sleep)."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        yield time.sleep
+        return
+    try:
+        yield lambda seconds: select.select([pidfd], [], [], seconds)
+    finally:
+        os.close(pidfd)
 
 
 def result_files_of(outdir, experiment, sweep, step):

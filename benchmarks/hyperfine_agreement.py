@@ -196,7 +196,8 @@ def main(argv=None):
     cpus = ", ".join(f"{r['cpu_ratio']:.4f}" for r in rounds)
     print(f"loop of {millions} million additions; medians of {len(rounds)} rounds (load average after: "
           f"{', '.join(str(r[s]['loadavg_after']) for r in rounds for s in ('A', 'B'))})")
-    print(f"| | timekit bench ({args.runs} runs a round) | hyperfine ({args.runs} runs a round) | kit / hyperfine: geometric mean of the rounds' ratios | target |")
+    print(f"| | timekit bench ({args.runs} runs a round) | hyperfine ({args.runs} runs a round) "
+          "| kit / hyperfine: geometric mean of the rounds' ratios | target |")
     print("|---|---|---|---|---|")
     a = record["agreement"]
     print(f"| mean wall time per run (BenchExec's walltime) | {m['A']['mean']:.4f} s | {m['B']['mean']:.4f} s | "

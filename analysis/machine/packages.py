@@ -31,6 +31,7 @@ REQUIREMENTS = {
     "/usr/aarch64-linux-gnu/include/stdio.h": ("libc6-dev-arm64-cross", "the C library for that aarch64 build"),
     "qemu-aarch64": ("qemu-user", "running the aarch64 build in the tests (tests/test_aarch64.py)"),
     "chromium": ("chromium", "the tests' screenshot of the report (tests/browser.py)"),
+    "hyperfine": ("hyperfine", "the benchmark of the kit's figures against hyperfine's (benchmarks/hyperfine_agreement.py)"),
 }
 
 

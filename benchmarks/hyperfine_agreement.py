@@ -207,8 +207,8 @@ def main(argv=None):
           f"{_verdict(a['command_wall_ratio'])} |")
     print(f"| mean CPU time per run (cgroup) | {m['A']['cputime']:.4f} s | {m['B']['cputime']:.4f} s | "
           f"{_judged(a['cpu_ratio'])} (rounds {cpus}) | {_verdict(a['cpu_ratio'])} |")
-    print(f"| user + system per run (A: cmdrun's rusage of the command) | {m['A']['user_system']:.4f} s | "
-          f"{m['B']['cputime']:.4f} s | {m['user_system_ratio']:.4f} | (info) |")
+    print(f"| user + system of the command (A: cmdrun's wait4 rusage) | {m['A']['user_system']:.4f} s | "
+          f"{m['B']['cputime']:.4f} s | {_judged(a['user_system_ratio'])} | {_verdict(a['user_system_ratio'])} |")
     print(f"| C: plain runexec per run (BenchExec without the kit), wall and CPU | {m['C']['mean']:.4f} s, "
           f"{m['C']['cputime']:.4f} s | | {m['runexec_wall_ratio']:.4f}, {m['runexec_cpu_ratio']:.4f} | (info) |")
     print(f"| overhead per run (A: BenchExec's gap between runs; B: whole command / runs - mean) | "

@@ -20,9 +20,10 @@ def test_the_sizes_an_inconclusive_verdict_names_are_read_back_from_its_evidence
     assert by_reruns.verdict == by_runs.verdict == "inconclusive"
     m = verdicts.needed_sizes(by_reruns.evidence)["reruns"]
     sizes = verdicts.needed_sizes(by_runs.evidence)
-    assert m == 3 * 4 and sizes["runs"] == 30 * 4 and sizes["runs_factor"] == pytest.approx(4.0)
+    # from the t quantile (level not recorded: 90 %): M = 6 of 3 (not 3 x 4), n = 115 of 30 (t(114) against t(29))
+    assert m == 6 and sizes["runs"] == 115 and sizes["runs_factor"] == pytest.approx(115 / 30)
     # a claim of parts needs its largest part; a verdict with no size names none
-    assert verdicts.needed_sizes(by_reruns.evidence + " " + by_reruns.evidence.replace("M = 12", "M = 40")) == {"reruns": 40}
+    assert verdicts.needed_sizes(by_reruns.evidence + " " + by_reruns.evidence.replace("M = 6", "M = 40")) == {"reruns": 40}
     on_bound = verdicts.at_least(Estimate(1.1, 1.0, 1.2, unit="reruns", n=10, m=3), 1.1)
     assert verdicts.needed_sizes(on_bound.evidence) == {}
 
@@ -47,7 +48,20 @@ def test_an_inconclusive_finding_is_priced_at_the_sweeps_own_seconds_per_invocat
     spent = cost.Cost(invocations=25, runs=250, benchexec_seconds=90.0, process_seconds=100.0, reruns=5)
     evidence = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02).evidence
     plan = cost.decision_plan(evidence, spent, "discipline")
-    # M = 20 a condition: 15 more rounds of the 5 conditions, 4 s each
-    assert "M = 20 reruns" in plan and "75 more benchexec invocations" in plan and "5.0 min" in plan
-    assert "timekit run discipline --reruns 20" in plan
-    assert cost.decision_plan("claim: ...: the estimate sits on the margin", spent) == ""
+    # M = 14 a condition (90 %: t(13) / sqrt(14) <= 0.01 / s, s from t(4) over 5): 9 more rounds of 5, 4 s each
+    assert "M = 14 reruns" in plan and "45 more benchexec invocations" in plan and "3.0 min" in plan
+    assert "timekit run discipline --reruns 14" in plan
+    assert cost.decision_plan("claim: ...: the CI contains the bound.", spent) == ""
+
+
+def test_no_m_is_promised_where_a_part_is_decided_by_no_number_of_reruns():
+    """One part on its bound, another that 14 reruns would decide: the finding is decided only when
+    both are, so the cost line says that no number decides it and names no --reruns M."""
+    spent = cost.Cost(invocations=25, runs=250, benchexec_seconds=90.0, process_seconds=100.0, reruns=5)
+    on_bound = verdicts.at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10).evidence
+    decidable = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02).evidence
+    plan = cost.decision_plan(f"{decidable} {on_bound}", spent, "discipline")
+    assert plan.startswith("no number of reruns decides it: the estimate sits on the bound")
+    assert "--reruns" not in plan and "more benchexec invocations" not in plan
+    assert "about M = 14 reruns would decide its other undecided parts" in plan
+    assert cost.decision_plan(on_bound, spent) == "no number of reruns decides it: the estimate sits on the bound"

@@ -217,11 +217,13 @@ def _samples(means, m=3, n=10, drift=0.01, within=0.01, seed=0):
 
 def test_4_nothing_significant_is_not_no_effect():
     """Recorded: one invocation per load; RunExec 0->1 ratio 1.08: no part is significant, yet
-    several intervals reach beyond +-2 %: inconclusive (was 'confirmed'), with what would decide it."""
+    several intervals reach beyond +-2 %: inconclusive (was 'confirmed'), with what would decide it.
+    GNU time's two parts are set aside (its 10 ms grid), so 6 parts remain."""
     f = finding("time-apis", "background processes do not increase the CPU time")
     assert f.verdict == "inconclusive"
     assert "unit: runs of one invocation, n = 30" in f.evidence and "would decide it" in f.evidence
-    assert "no effect beyond ±0.02 of 1" in f.evidence and "Bonferroni over 8" in f.evidence
+    assert "no effect beyond ±0.02 of 1" in f.evidence and "Bonferroni over 6" in f.evidence
+    assert "GNU time 0→1: its 20 ms grid (a 10 ms and a 10 ms step) is ≥ 2 × the 1.61 ms margin" in f.evidence
 
 
 def test_4_on_reruns_equivalence_confirms_and_a_real_rise_refutes():
@@ -243,20 +245,48 @@ def _on_grid(samples, api, step):
     return samples
 
 
-def test_4_an_api_on_a_grid_as_wide_as_the_margin_is_inconclusive_on_this_grid():
-    """The audit: at a 0.11 s input GNU time's 10 ms step is 9 % of the time, wider than the 2 %
-    margin, yet its ratio to RunExec was judged unwidened. Now each side's mean is known to half its
-    timer's step: GNU time is inconclusive on this grid however many reruns, bash (1 ms, 0.9 %)
-    can still be confirmed."""
+def test_4_an_api_on_a_grid_as_wide_as_the_margin_is_set_aside_and_the_rest_judged():
+    """The audit: at a 0.11 s input GNU time's 10 ms step is 9 % of the time, over twice the 2 %
+    margin, so no number of reruns can decide its part. It is set aside with that reason, and the
+    claim is judged on bash alone (1 ms, 0.9 %): one part, so a 90 % interval (Bonferroni over the
+    parts that remain), and confirmed where GNU time's part kept it inconclusive."""
     apis = ("runexec", "bash", "gnu")
     samples = _samples({(a, 0): 0.11 for a in apis}, m=10, drift=0.001, within=0.002)
     samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
     judged = []
     f = time_claims.api_does_not_matter(samples, apis, 0, "x", judged)[0]
-    parts = {key.split()[3]: v for key, _, v in judged}  # "x: CPU time API / runexec at load 0"
-    assert parts["gnu"].verdict == "inconclusive" and "on this grid" in parts["gnu"].evidence
-    assert "widened by half the 0.09" in parts["gnu"].evidence
-    assert parts["bash"].verdict == "confirmed" and f.verdict == "inconclusive"
+    assert [key.split()[3] for key, _, _ in judged] == ["bash"]  # "x: CPU time API / runexec at load 0"
+    assert f.verdict == "confirmed", f.evidence
+    assert f.evidence.startswith("1 part(s), each on a 90.00% interval (equivalence)")
+    assert "GNU time / RunExec at load 0: its 10 ms grid is ≥ 2 × the 2.2 ms margin" in f.evidence
+    assert "set aside" in f.evidence and "Bonferroni" not in f.evidence
+
+
+def test_4_with_every_part_on_a_coarse_grid_the_claim_is_not_testable():
+    """GNU time alone: its parts are all set aside, so no part is left and the finding is 'not
+    testable here' with the reason, for the API, the CPU-load and the wall-time claims."""
+    apis, loads = ("runexec", "gnu"), (0, 1, 2)
+    samples = _on_grid(_samples({(a, load): 0.11 for a in apis for load in loads}, m=5), "gnu", 0.01)
+    api = time_claims.api_does_not_matter(samples, apis, 0, "x", [])[0]
+    assert api.verdict == "not testable here" and "its 10 ms grid is ≥ 2 × the 2.2 ms margin" in api.evidence
+    gnu = _on_grid(_samples({("gnu", load): 0.11 for load in loads}, m=5), "gnu", 0.01)
+    judged = []
+    cpu = time_claims.load_leaves_cpu_time(gnu, ("gnu",), loads, 0, "x", judged)[0]
+    assert cpu.verdict == "not testable here" and judged == []
+    assert "GNU time 0→1: its 20 ms grid (a 10 ms and a 10 ms step) is ≥ 2 × the 2.2 ms margin" in cpu.evidence
+    wall = time_claims.wall_flat_until_cores_busy(gnu, ("gnu",), loads, 0, "x", 2, [])[0]
+    assert wall.verdict == "not testable here" and "no 'flat' part is left" in wall.evidence
+
+
+def test_4_the_load_claim_counts_only_the_parts_that_remain():
+    """RunExec and bash kept, GNU time set aside: 4 load parts, each on a 97.5 % interval."""
+    apis, loads = ("runexec", "bash", "gnu"), (0, 1, 2)
+    samples = _samples({(a, load): 0.11 for a in apis for load in loads}, m=5, drift=0.002, within=0.005)
+    samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
+    f = time_claims.load_leaves_cpu_time(samples, apis, loads, 0, "x", [])[0]
+    assert f.evidence.startswith("4 part(s), each on a 97.50% interval (equivalence, Bonferroni over 4)")
+    assert f.evidence.count("set aside") == 2 and "GNU time 0→1" in f.evidence and "GNU time 0→2" in f.evidence
+    assert f.verdict == "confirmed", f.evidence
 
 
 # --- 5. time-apis: one decision rule for the load findings ------------------------------------
@@ -264,14 +294,15 @@ def test_4_an_api_on_a_grid_as_wide_as_the_margin_is_inconclusive_on_this_grid()
 def test_5_both_load_findings_use_the_policy_and_no_other_rule():
     """Recorded: 'wall flat until all cores are busy' was confirmed by Holm-Welch while the CPU finding
     used 'CI excludes 1 and beyond 1 %'. Now both are the policy's: equivalence within 2 % below the
-    CPU count, ratio > 1 at or above it, Bonferroni over the parts. RunExec 0->1 wall 1.10 with an
-    interval neither inside nor outside 1 +- 2 %: inconclusive; every load-2 part rises."""
+    CPU count, ratio > 1 at or above it, Bonferroni over the parts (those left once GNU time's grid-bound
+    'flat' parts are set aside). RunExec 0->1 wall 1.10 with an interval neither inside nor outside
+    1 +- 2 %: inconclusive; every load-2 part rises."""
     wall = finding("time-apis", "wall time stays flat")
     cpu = finding("time-apis", "background processes do not increase the CPU time")
     assert wall.verdict == "inconclusive"
     assert wall.evidence.count("the CI excludes 1 on the claimed side") == 4  # the four load-2 parts
-    for f in (wall, cpu):
-        assert "Welch" not in f.evidence and "Holm" not in f.evidence and "Bonferroni over 8" in f.evidence
+    for f, k in ((wall, 7), (cpu, 6)):
+        assert "Welch" not in f.evidence and "Holm" not in f.evidence and f"Bonferroni over {k}" in f.evidence
 
 
 def test_5_on_reruns_flat_then_doubling_is_confirmed():
@@ -323,7 +354,7 @@ def test_7_the_timer_read_floor_is_judged_on_its_10_ns_grid():
     interval widens to [15, 25] ns, which straddles the band's edge 16 ns by less than half a
     step: inconclusive, no finer than the grid allows (no '72 core cycles')."""
     f = finding("os-microbench", "CPUID;RDTSC")
-    assert f.verdict == "inconclusive" and "undecidable on this grid" in f.evidence
+    assert f.verdict == "inconclusive" and "decides it: on this grid, half a step" in f.evidence
     assert "widened by half the 10.01 ns grid step" in f.evidence
     assert "72 core cycles" not in f.evidence and "core cycles at" in f.evidence
 

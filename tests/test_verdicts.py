@@ -3,8 +3,10 @@
 import math
 
 import pytest
+import scipy.stats
 
-from analysis.core.verdicts import Estimate, about, at_least, contradictions, direction, no_effect
+from analysis.core.deciding import smallest_size
+from analysis.core.verdicts import Estimate, about, at_least, contradictions, direction, needed_sizes, no_effect
 
 pytestmark = pytest.mark.unit
 
@@ -48,7 +50,38 @@ def test_direction_and_its_opposite():
 
 def test_an_estimate_on_the_margin_says_no_repetition_decides_it():
     v = at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10)
-    assert v.verdict == "inconclusive" and "no number of repetitions" in v.evidence
+    assert v.verdict == "inconclusive" and "no number of reruns decides it: the estimate sits on the bound" in v.evidence
+    assert needed_sizes(v.evidence) == {} and "M = " not in v.evidence.split("runs:")[-1]
+
+
+def test_the_m_named_is_the_smallest_whose_t_interval_decides():
+    """Hand-computed: M = 3 reruns, 95 % t interval [0.99, 1.03] around 1.01, so s = 0.02 sqrt(3) /
+    t(2, .975) = 0.02 * 1.7321 / 4.3027 = 0.008051; equivalence within ±0.02 needs a half-width of at
+    most 0.01 (the distance to 1.02), i.e. t(M-1, .975) / sqrt(M) <= 0.01 / 0.008051 = 1.2421:
+    M = 4 gives 3.1824 / 2 = 1.5912 (no), M = 5 gives 2.7764 / 2.2361 = 1.2417 (yes). The normal
+    approximation would say M = 3 (1.96 / 1.2421 squared = 2.49), which does not decide; the old
+    1/sqrt(M) scaling of today's interval said 12."""
+    v = no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=3, level=0.95), 0.02)
+    assert v.verdict == "inconclusive" and needed_sizes(v.evidence) == {"reruns": 5}
+    assert smallest_size(0.02, 3, 0.95, 0.01, 10_000) == 5
+    # the M named decides: at M = 5 the same s gives a half-width within the distance, at M = 4 not
+    s = 0.02 * math.sqrt(3) / scipy.stats.t.ppf(0.975, 2)
+    assert scipy.stats.t.ppf(0.975, 4) * s / math.sqrt(5) <= 0.01 < scipy.stats.t.ppf(0.975, 3) * s / 2
+    # a level not recorded is taken as 90 %, which names a larger M, never a smaller one
+    assert smallest_size(0.02, 3, 0.0, 0.01, 10_000) == 6 > 5
+
+
+def test_on_a_grid_the_size_leaves_room_for_half_a_step_or_none_is_named():
+    # half a 0.004 step takes 0.002 of the 0.01 distance: the t interval must fit in 0.008
+    v = no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=3, level=0.95, grid=0.004), 0.02)
+    assert needed_sizes(v.evidence) == {"reruns": smallest_size(0.02, 3, 0.95, 0.008, 10_000)} == {"reruns": 7}
+    # bash 0->1 of the recorded demo: 0.9787 against the margin's 0.98, half a step 0.0114
+    v = no_effect(Estimate(0.9787, 0.9545, 0.9926, unit="reruns", n=10, m=3, grid=0.02281), 0.02)
+    assert v.verdict == "inconclusive" and needed_sizes(v.evidence) == {}
+    assert "no number of reruns decides it: on this grid, half a step (0.01141)" in v.evidence
+    # a grid at least twice the margin: no M either
+    v = no_effect(Estimate(1.0, 0.9, 1.1, unit="runs", n=30, grid=0.1134), 0.02)
+    assert needed_sizes(v.evidence) == {} and "no number of runs or reruns decides it" in v.evidence
 
 
 def test_contradictory_verdicts_on_one_quantity_are_found():

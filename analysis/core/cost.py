@@ -12,9 +12,11 @@ For an inconclusive finding the decision's price follows from the finding's own 
 evidence already says which M reruns (or n runs) would bring the interval's half-width below the
 distance to the bound (analysis.core.verdicts.needed_sizes reads those figures back), and this
 module prices them at this sweep's measured seconds per invocation and per run. The figures are
-the verdict policy's 1/sqrt(M) scaling, not `timekit plan`'s variance-component design: a
-finding's interval is not always a t interval on rerun means (bootstrap, Clopper-Pearson, order
-statistics), so its own scaling is the one the finding can vouch for.
+the verdict policy's (the smallest M from the t quantile, analysis.core.deciding), not `timekit
+plan`'s variance-component design: a finding's interval is not always a t interval on rerun means
+(bootstrap, Clopper-Pearson, order statistics), so its own interval is the one it can vouch for.
+Where a part of the finding says no number of reruns decides it (its estimate on the bound, a grid
+as wide as the distance to it), no M is promised: a claim of parts is decided only when each is.
 """
 
 from __future__ import annotations
@@ -80,8 +82,14 @@ def of(tables, process_seconds=None, reruns=0):
 
 def decision_plan(evidence, cost, experiment=""):
     """What deciding an inconclusive finding would take here, from the M or n its evidence names;
-    '' when the evidence names none (an estimate on its bound, a grid too coarse: it says so)."""
+    where a part says that no number decides it, that (and no M); '' when it names nothing."""
     sizes = verdicts.needed_sizes(evidence)
+    never = verdicts.undecidable(evidence)
+    if never:
+        rest = (f" (about M = {sizes['reruns']} reruns would decide its other undecided parts)" if "reruns" in sizes
+                else f" (about n = {sizes['runs']} runs would decide its other undecided parts)" if "runs" in sizes
+                else "")
+        return f"{never}{rest}"
     if not sizes or not cost.invocations:
         return ""
     per_invocation = cost.per_invocation()

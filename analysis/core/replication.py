@@ -47,7 +47,7 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
     if log:
         mean, low, high = math.exp(mean), math.exp(low), math.exp(high)
     what = "geometric mean, t interval of the logs" if log else "t interval"
-    return Estimate(mean, float(low), float(high), unit="reruns", n=int(n), m=m, scale=scale,
+    return Estimate(mean, float(low), float(high), unit="reruns", n=int(n), m=m, scale=scale, level=nominal,
                     method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
 
 
@@ -71,7 +71,7 @@ def ratio_of_means(base, other, reruns_base, reruns_other, *, confidence=0.95, w
         return over_reruns(ratios, n=n, confidence=confidence, log=True, method=f"the per-rerun ratios {what}")
     r = stats.ratio_of_means(base, other, confidence=confidence)
     return Estimate(r.ratio, r.ci_low, r.ci_high, unit="runs", n=int(min(base.size, other.size)),
-                    m=max(len(set(reruns_base.tolist())), 1), scale="ratio",
+                    m=max(len(set(reruns_base.tolist())), 1), scale="ratio", level=confidence,
                     method=f"{what}, {r.method}, {100 * confidence:.3g} %")
 
 

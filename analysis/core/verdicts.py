@@ -20,8 +20,10 @@ A measurement on a visible grid (timer steps, TSC ticks) cannot be placed more f
 step: its CI is widened by half a step on each side, and a tolerance band narrower than one step
 gives "inconclusive" with that reason.
 
-An inconclusive verdict names what would decide it: the CI half-width needed and the number of
-reruns (or runs) that would give it, assuming the half-width shrinks as 1/sqrt(M).
+An inconclusive verdict names what would decide it: the smallest number of reruns (or runs) whose
+t interval would be narrow enough, from the t quantile (analysis.core.deciding), the estimate
+staying where it is; where none would (the estimate on the bound, half a grid step as wide as the
+distance to it) it says "no number of reruns decides it" and why, never an M.
 """
 
 import math
@@ -47,6 +49,7 @@ class Estimate:
     method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
     grid: float = 0.0  # step of the grid the measurement sits on (0: none visible)
     scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
+    level: float = 0.0  # the level the interval was computed at (a sequential look's, if stricter); 0: not recorded
 
     def widened(self):
         """The CI widened by half a grid step on each side."""
@@ -87,30 +90,42 @@ def _ci_text(est):
     return f"{_fmt(est.value, est.scale)}, CI [{_fmt(low, est.scale)}, {_fmt(high, est.scale)}]{grid}{method}; {est.replication()}"
 
 
+UNDECIDABLE = "no number of"  # how every "nothing decides it" text starts (needed_sizes, undecidable)
+
+
+def _never(est, why):
+    noun = "reruns" if est.unit == "reruns" else "runs or reruns"
+    return f"{UNDECIDABLE} {noun} decides it: {why}"
+
+
 def _needed(est, distance):
-    """What would decide: the CI half-width must drop below `distance` (the gap between the
-    estimate and the nearest bound that would decide)."""
-    low, high = est.widened()
-    half = (high - low) / 2
+    """What would decide: the smallest M (or n) whose t interval, widened by half the grid step,
+    fits within `distance` (the gap between the estimate and the nearest bound that would decide),
+    or why no number does. Today's half-width is the wider side of the interval (a ratio's interval
+    of the logs is wider above), so the size named is not too small."""
+    half = max(est.value - est.low, est.high - est.value)
     if not (math.isfinite(half) and half > 0):
         return "no spread to judge by"
-    if est.grid and est.grid / 2 >= distance:
-        return (f"undecidable on this grid: half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the "
-                "distance to the margin")
     if distance <= 0:
-        return "the estimate sits on the margin: no number of repetitions decides it"
-    factor = (half / distance) ** 2
+        return _never(est, "the estimate sits on the bound")
+    room = distance - est.grid / 2
+    if room <= 0:
+        return _never(est, f"on this grid, half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the "
+                           f"distance from the estimate to the bound ({_fmt(distance, est.scale)})")
+    from analysis.core import deciding  # scipy: only when a verdict is inconclusive
+
+    size = est.m if est.unit == "reruns" else est.n
+    needed = deciding.smallest_size(half, size, est.level, room, MAX_SUGGESTED)
     if est.unit == "reruns":
-        m = math.ceil(est.m * factor)
-        return (f"about M = {m} reruns would decide it" if m <= MAX_SUGGESTED
+        return (f"about M = {needed} reruns would decide it" if needed
                 else "more reruns than is practical would be needed")
-    n = math.ceil(est.n * factor)
-    return (f"about n = {n} runs (or M >= 2 reruns to judge drift) would decide it" if n <= MAX_SUGGESTED
+    return (f"about n = {needed} runs (or M >= 2 reruns to judge drift) would decide it" if needed
             else "more runs than is practical would be needed")
 
 
 _NEEDED_RERUNS = re.compile(r"about M = (\d+) reruns would decide it")
 _NEEDED_RUNS = re.compile(r"n = (\d+)[^;]*;[^;]*?about n = (\d+) runs \(or M >= 2 reruns")
+_UNDECIDABLE = re.compile(UNDECIDABLE + r" [a-z ]+ decides it: [^.;]*(?:\.\d[^.;]*)*")
 
 
 def needed_sizes(evidence):
@@ -128,6 +143,13 @@ def needed_sizes(evidence):
     return sizes
 
 
+def undecidable(evidence):
+    """The first "no number of reruns decides it: why" of a finding's evidence (one of its parts
+    that no size decides), '' when every undecided part names a size."""
+    found = _UNDECIDABLE.search(evidence)
+    return found.group(0) if found else ""
+
+
 def at_least(est, threshold, *, larger=True):
     """Claim: the quantity is at least `threshold` (larger=True) or at most it (larger=False)."""
     low, high = est.widened()
@@ -143,14 +165,20 @@ def at_least(est, threshold, *, larger=True):
     return Verdict("inconclusive", f"{head}: the CI contains the bound; {_needed(est, distance)}.")
 
 
+def grid_bound(est, margin):
+    """True when the estimate's grid step is at least 2 x the margin: its interval, widened by half
+    a step on each side, can never lie inside null ± margin, whatever M."""
+    return bool(est is not None and est.grid and est.grid >= 2 * margin)
+
+
 def no_effect(est, margin, *, null=1.0):
     """Claim: no effect, judged by equivalence within null ± margin (pass a 90 % CI for TOST at 5 %)."""
     low, high = est.widened()
     lo_m, hi_m = null - margin, null + margin
     head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
-    if est.grid and est.grid >= 2 * margin:
-        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the margin, "
-                                       "so no number of runs decides it on this grid.")
+    if grid_bound(est, margin):
+        return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is at "
+                                                                 f"least the margin's width (±{_fmt(margin, est.scale)})") + ".")
     if lo_m <= low and high <= hi_m:
         return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
     if low > hi_m or high < lo_m:
@@ -169,8 +197,8 @@ def about(est, target, factor=ABOUT_FACTOR):
     head = (f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {_fmt(band[0], est.scale)}–"
             f"{_fmt(band[1], est.scale)}); {_ci_text(est)}")
     if est.grid and est.grid >= band[1] - band[0]:
-        return Verdict("inconclusive", f"{head}: the {_fmt(est.grid, est.scale)} grid step is as wide as the band, "
-                                       "so no number of runs decides it on this grid.")
+        return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is as "
+                                                                 "wide as the band") + ".")
     if band[0] <= low and high <= band[1]:
         return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
     if high < band[0] or low > band[1]:

@@ -50,7 +50,7 @@ def gap_estimate(ratio, rounds, n, confidence=0.95):
         low, high = scipy.stats.t.interval(confidence, values.size - 1, loc=values.mean(),
                                            scale=scipy.stats.sem(values))
         return Estimate(float(values.mean()), float(low), float(high), unit="reruns", m=int(values.size),
-                        n=rounds.get("runs_per_round", 0),
+                        n=rounds.get("runs_per_round", 0), level=confidence,
                         method=f"t interval ({confidence:.0%}) of the per-round ratios slowest/fastest core")
     return Estimate(ratio.ratio, ratio.ci_low, ratio.ci_high, unit="runs", n=n, method=ratio.method)
 

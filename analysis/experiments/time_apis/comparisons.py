@@ -46,8 +46,40 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
         return None
     est = replication.ratio_of_means(values[base], values[other], samples.rerun[base], samples.rerun[other],
                                      confidence=confidence, what=what)
-    steps = [_step(samples, quantity, side) for side in (base, other)]
-    return dataclasses.replace(est, grid=sum(steps) / float(np.mean(values[base]))) if est and any(steps) else est
+    grid = ratio_grid(samples, quantity, base, other)
+    return dataclasses.replace(est, grid=grid.ratio) if est and grid.ratio else est
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """The grid of a ratio of two timers' means: each side's step and the base mean (seconds)."""
+
+    steps: tuple
+    base_mean: float
+
+    @property
+    def ratio(self):
+        """The grid as a ratio: (step of base + step of other) / base mean; 0 where none is visible."""
+        return sum(self.steps) / self.base_mean if any(self.steps) and self.base_mean > 0 else 0.0
+
+    def too_coarse(self, margin):
+        """Why equivalence within ±margin cannot be decided on this grid ('' when it can): the grid
+        is at least twice the margin, so the interval widened by half a step on each side never fits
+        inside it, however many reruns (analysis.core.verdicts.grid_bound, said in milliseconds)."""
+        if not self.ratio or self.ratio < 2 * margin:
+            return ""
+        ms = [1e3 * step for step in self.steps]
+        sides = f" (a {ms[0]:.3g} ms and a {ms[1]:.3g} ms step)" if all(ms) else ""
+        return (f"its {sum(ms):.3g} ms grid{sides} is ≥ 2 × the {1e3 * margin * self.base_mean:.3g} ms margin "
+                f"({margin:.0%} of the base mean, {1e3 * self.base_mean:.4g} ms): set aside")
+
+
+def ratio_grid(samples, quantity, base, other):
+    """The Grid of mean(other) / mean(base) (masks over the samples), as `ratio` widens it."""
+    values = getattr(samples, quantity)
+    base, other = base & samples.usable(quantity), other & samples.usable(quantity)
+    mean = float(np.mean(values[base])) if base.any() else float("nan")
+    return Grid(tuple(_step(samples, quantity, side) for side in (base, other)), mean)
 
 
 def _step(samples, quantity, mask):

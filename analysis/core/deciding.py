@@ -1,0 +1,51 @@
+"""
+How many reruns (or runs) would decide an inconclusive verdict, from the t quantile.
+
+A t interval over M values has the half-width t_{M-1, 1-alpha/2} * s / sqrt(M). Scaling today's
+half-width by sqrt(m / M) alone keeps t_{m-1} (4.3 at m = 3 and 95 %) although the interval at M
+would use t_{M-1} (2.3 at M = 10): it names an M several times too large for a small m, and for a
+large m it is the normal approximation, which names one too small. So s is recovered from the
+interval as it was computed (its level and m), and the smallest M is searched with the quantile
+of each candidate M, assuming the estimate and s stay where they are.
+"""
+
+from __future__ import annotations
+
+import math
+
+import scipy.stats
+
+#: the level assumed where an interval does not record its own: the lowest the kit judges at
+#: (90 %, equivalence), since a lower level makes t_{M-1} / t_{m-1} larger and so the M named larger
+ASSUMED_LEVEL = 0.90
+
+
+def _shrink(size, level):
+    """t_{size-1, (1+level)/2} / sqrt(size): the half-width per unit of s at this size."""
+    return float(scipy.stats.t.ppf((1 + level) / 2, size - 1)) / math.sqrt(size)
+
+
+def smallest_size(half, size, level, room, limit):
+    """The smallest M (> size) at which a t interval at `level` with this interval's s has a
+    half-width of at most `room`, where `half` is today's half-width over `size` values; None
+    when `room` <= 0 or it takes more than `limit`.
+
+    Iterated as M <- ceil((t_{M-1} * s / room)^2) from the normal approximation until it stands
+    still, then stepped down while M - 1 also suffices (t_{M-1} / sqrt(M) falls with M)."""
+    if not (room > 0 and half > 0 and size >= 2):
+        return None
+    level = level if 0 < level < 1 else ASSUMED_LEVEL
+    s = half / _shrink(size, level)
+    target = room / s
+    z = float(scipy.stats.norm.ppf((1 + level) / 2))
+    m = max(2, math.ceil((z / target) ** 2))
+    while m <= limit:
+        following = max(2, math.ceil((_shrink(m, level) * math.sqrt(m) / target) ** 2))
+        if following <= m:
+            break
+        m = following
+    if m > limit:
+        return None
+    while m > 2 and _shrink(m - 1, level) <= target:
+        m -= 1
+    return max(m, size + 1)

@@ -176,14 +176,14 @@ def no_effect(est, margin, *, null=1.0):
     low, high = est.widened()
     lo_m, hi_m = null - margin, null + margin
     head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
+    if low > hi_m or high < lo_m:  # a coarse grid never keeps a clear difference from refuting
+        return Verdict("refuted", f"{head}: the whole CI lies outside the margin.",
+                       (hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
     if grid_bound(est, margin):
         return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is at "
                                                                  f"least the margin's width (±{_fmt(margin, est.scale)})") + ".")
     if lo_m <= low and high <= hi_m:
         return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
-    if low > hi_m or high < lo_m:
-        return Verdict("refuted", f"{head}: the whole CI lies outside the margin.",
-                       (hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
     distance = min(hi_m - est.value, est.value - lo_m) if lo_m <= est.value <= hi_m else \
         min(abs(est.value - hi_m), abs(est.value - lo_m))
     return Verdict("inconclusive", f"{head}: the CI is neither inside nor outside the margin; "
@@ -196,14 +196,14 @@ def about(est, target, factor=ABOUT_FACTOR):
     band = (target / factor, target * factor)
     head = (f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {_fmt(band[0], est.scale)}–"
             f"{_fmt(band[1], est.scale)}); {_ci_text(est)}")
+    if high < band[0] or low > band[1]:
+        return Verdict("refuted", f"{head}: the whole CI lies outside the band.",
+                       (-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
     if est.grid and est.grid >= band[1] - band[0]:
         return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is as "
                                                                  "wide as the band") + ".")
     if band[0] <= low and high <= band[1]:
         return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
-    if high < band[0] or low > band[1]:
-        return Verdict("refuted", f"{head}: the whole CI lies outside the band.",
-                       (-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
     distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
     return Verdict("inconclusive", f"{head}: the CI straddles the band's edge; {_needed(est, distance)}.")
 

@@ -6,9 +6,11 @@ Ratios of means rest on the rerun where there are two or more (the load levels a
 rerun pair up), else on the runs of the one invocation, and the evidence says which. A claim made
 of k parts (APIs, load levels) judges each on a 1 - alpha/k interval (Bonferroni), so that one
 wrongly refuted part of k is as rare as for a single claim. A part of an equivalence claim whose
-timer grid is at least twice the margin (GNU time's 10 ms at a 0.09 s input) can never be decided
-by more reruns: it is set aside with that reason, k counts the parts that remain, and a claim with
-none left is not testable here. One function per claim; each returns
+timer grid is at least twice the margin (GNU time's 10 ms at a 0.09 s input) can never be
+confirmed, however many reruns: it still refutes the claim when its interval lies wholly outside
+the margin (k counts it, so refuting keeps its level), else it is set aside with that reason and
+the claim is judged on the other parts; a claim with no part left is not testable here. One
+function per claim; each returns
 its findings as a list (empty where the data cannot judge it) and adds what it judged to
 ``judged`` (quantity, claim, verdict) for the contradiction check.
 """
@@ -29,9 +31,9 @@ ON_GRID = 0.95  # "reports in steps of X": at least 95 % of the values on X's gr
 TIMER_STEPS = {"gnu": 0.01, "bash": 0.001}
 # runs per rerun n and reruns M of the presets (quick: 10 x 3; thesis: 100 x 10, its 1000 runs per level)
 SIZES = {"quick": (10, 3), "thesis": (100, 10)}
-# parts of the claims at the quick preset's 4 APIs and loads 0-2 on 2 CPUs (the family each part is judged in),
-# GNU time's equivalence parts set aside (its 10 ms grid at the thesis input's 0.09 s is over 2 x the 2 % margin)
-QUICK_PARTS = {"api": 2, "cpu": 6, "wall": 7}
+# parts of the claims at the quick preset's 4 APIs and loads 0-2 on 2 CPUs (the family each part is judged in;
+# a grid-bound part counts in it, as it may still refute)
+QUICK_PARTS = {"api": 3, "cpu": 8, "wall": 8}
 
 CALIBRATION = (
     ClaimSpec("time-apis: the timing API does not change the CPU time (each API within 2 % of RunExec)", "no_effect",
@@ -50,28 +52,40 @@ def _missing(what):
     return Verdict("inconclusive", f"{what}: fewer than two valid runs on a side.")
 
 
-def _parts_evidence(parts, level, kind, aside=()):
+def _parts_evidence(parts, level, kind, aside=(), family_size=None):
     """'k parts, each on a L interval (kind, Bonferroni over k): label: evidence ... Grid-bound parts: ...'."""
+    k = family_size or len(parts)
     head = (f"{len(parts)} part(s), each on a {level:.2%} interval ({kind}"
-            + (f", Bonferroni over {len(parts)}" if len(parts) > 1 else "") + "). ")
+            + (f", Bonferroni over {k}" if k > 1 else "") + "). ")
     return head + " ".join(f"{label}: {v.evidence}" for label, v in parts) + _aside_text(aside)
 
 
 def _aside_text(aside):
-    """' Grid-bound parts (...): label: why; ...' ('' for none)."""
-    return (" Grid-bound parts (more reruns cannot narrow an interval below the grid): "
-            + "; ".join(f"{label}: {why}" for label, why in aside) + ".") if aside else ""
+    """' Grid-bound parts (...): label: why; ...' ('' for none); aside holds (part, why)."""
+    return (" Grid-bound parts (more reruns cannot narrow an interval below the grid; not outside the margin "
+            "either): " + "; ".join(f"{part[0]}: {why}" for part, why in aside) + ".") if aside else ""
 
 
 def _split_on_grid(samples, quantity, candidates, margin):
     """(the candidates, (label, base mask, other mask, ...), whose grid allows deciding ±margin,
-    [(label, why)] of those set aside)."""
+    [(part, why)] of those that can only refute)."""
     kept, aside = [], []
     for part in candidates:
         label, base, other = part[:3]
         why = ratio_grid(samples, quantity, base, other).too_coarse(margin)
-        (aside.append((label, why)) if why else kept.append(part))
+        (aside.append((part, why)) if why else kept.append(part))
     return kept, aside
+
+
+def _judge_grid_bound(aside, judge):
+    """A grid-bound part can never be confirmed, but one whose interval lies wholly outside the
+    margin refutes: ([(part, verdict)] of those that refute, [(part, why)] of those set aside).
+    judge(part) -> Verdict, at the whole family's level."""
+    refuting, still_aside = [], []
+    for part, why in aside:
+        v = judge(part)
+        (refuting.append((part, v)) if v.verdict == "refuted" else still_aside.append((part, why)))
+    return refuting, still_aside
 
 
 def _none_left(claim, aside):
@@ -89,18 +103,24 @@ def api_does_not_matter(samples, apis, base, label, judged):
     candidates = [(f"{api_label(api)} / RunExec at load {base}", reference, (samples.api == api) & (samples.load == base),
                    api) for api in others]
     kept, aside = _split_on_grid(samples, "observed_cpu", candidates, NEGLIGIBLE)
-    if not kept:
-        return [_none_left(claim, aside)]
-    level = family(0.90, len(kept))
-    parts = []
-    for part_label, ref, mask, api in kept:
+    k = len(kept) + len(aside)
+    level = family(0.90, k)
+
+    def judge(part):
+        _, ref, mask, api = part
         est = ratio(samples, "observed_cpu", ref, mask, level, f"CPU time of {api} / runexec")
-        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(api)
-        parts.append((part_label, v))
-        judged.append((f"{label}: CPU time {api} / runexec at load {base}", "the API does not change CPU time", v))
+        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(api)
+
+    refuting, aside = _judge_grid_bound(aside, judge)
+    judged_parts = [(part, judge(part)) for part in kept] + refuting
+    if not judged_parts:
+        return [_none_left(claim, aside)]
+    for part, v in judged_parts:
+        judged.append((f"{label}: CPU time {part[3]} / runexec at load {base}", "the API does not change CPU time", v))
+    parts = [(part[0], v) for part, v in judged_parts]
     return [Finding(claim, verdicts.all_of([v for _, v in parts]),
-                    _parts_evidence(parts, level, "equivalence", aside) + " Each timer's own offset is in the table "
-                    "of timer resolution and bias.")]
+                    _parts_evidence(parts, level, "equivalence", aside, k) + " Each timer's own offset is in the "
+                    "table of timer resolution and bias.")]
 
 
 def _load_masks(samples, api, base, load):
@@ -117,16 +137,23 @@ def load_leaves_cpu_time(samples, apis, loads, base, label, judged):
     candidates = [(f"{api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in pairs]
     kept, aside = _split_on_grid(samples, "observed_cpu", candidates, NEGLIGIBLE)
-    if not kept:
-        return [_none_left(claim, aside)]
-    level = family(0.90, len(kept))
-    parts = []
-    for part_label, _, _, api, load in kept:
+    k = len(kept) + len(aside)
+    level = family(0.90, k)
+
+    def judge(part):
+        _, _, _, api, load = part
         est = load_ratio(samples, "observed_cpu", api, base, load, level)
-        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
-        parts.append((part_label, v))
+        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
+
+    refuting, aside = _judge_grid_bound(aside, judge)
+    judged_parts = [(part, judge(part)) for part in kept] + refuting
+    if not judged_parts:
+        return [_none_left(claim, aside)]
+    for (_, _, _, api, load), v in judged_parts:
         judged.append((f"{label}: CPU time {api} load {load} / load {base}", "load leaves the CPU time alone", v))
-    return [Finding(claim, verdicts.all_of([v for _, v in parts]), _parts_evidence(parts, level, "equivalence", aside))]
+    parts = [(part[0], v) for part, v in judged_parts]
+    return [Finding(claim, verdicts.all_of([v for _, v in parts]),
+                    _parts_evidence(parts, level, "equivalence", aside, k))]
 
 
 def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged):
@@ -143,14 +170,20 @@ def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged)
     candidates = [(f"flat: {api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in below]
     below, aside = _split_on_grid(samples, "observed_wall", candidates, NEGLIGIBLE)
-    if not below:
+    k = len(below) + len(aside) + len(above)
+
+    def judge(part):
+        _, _, _, api, load = part
+        est = load_ratio(samples, "observed_wall", api, base, load, family(0.90, k))
+        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
+
+    refuting, aside = _judge_grid_bound(aside, judge)
+    flat = [(part, judge(part)) for part in below] + refuting
+    if not flat:
         return [Finding(claim, "not testable here", "no 'flat' part is left to judge: every one's grid is too coarse "
                                                     "for the margin." + _aside_text(aside))]
-    k = len(below) + len(above)
     parts = []
-    for part_label, _, _, api, load in below:
-        est = load_ratio(samples, "observed_wall", api, base, load, family(0.90, k))
-        v = verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
+    for (part_label, _, _, api, load), v in flat:
         parts.append((part_label, v))
         judged.append((f"{label}: wall time {api} load {load} / load {base}", "wall time stays flat", v))
     for api, load in above:

@@ -38,17 +38,26 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
     mean, sem = float(np.mean(x)), float(scipy.stats.sem(x))
     look = SEQUENTIAL_LOOK.get()
     nominal, note = (confidence, "") if look is None else look(confidence, m)
-    if nominal >= 1:
+    low, high = _t_interval(mean, sem, m, nominal, log)
+    fixed = ()
+    if look is not None:  # what would decide it is sized on the claim's own level (Estimate.sizing)
+        fixed_low, fixed_high = _t_interval(mean, sem, m, confidence, log)
+        centre = math.exp(mean) if log else mean
+        fixed = (fixed_low / centre, fixed_high / centre) if centre else ()
+    what = "geometric mean, t interval of the logs" if log else "t interval"
+    return Estimate(math.exp(mean) if log else mean, float(low), float(high), unit="reruns", n=int(n), m=m,
+                    scale=scale, fixed=fixed, method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
+
+
+def _t_interval(mean, sem, m, confidence, log):
+    """The t interval at `confidence` (unbounded at 1), back on the values' scale when `log`."""
+    if confidence >= 1:
         low, high = -math.inf, math.inf
     elif sem > 0:
-        low, high = scipy.stats.t.interval(nominal, m - 1, loc=mean, scale=sem)
+        low, high = scipy.stats.t.interval(confidence, m - 1, loc=mean, scale=sem)
     else:
         low = high = mean
-    if log:
-        mean, low, high = math.exp(mean), math.exp(low), math.exp(high)
-    what = "geometric mean, t interval of the logs" if log else "t interval"
-    return Estimate(mean, float(low), float(high), unit="reruns", n=int(n), m=m, scale=scale,
-                    method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
+    return (math.exp(low), math.exp(high)) if log else (float(low), float(high))
 
 
 def paired_reruns(reruns_a, reruns_b, min_runs=2):

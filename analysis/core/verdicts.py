@@ -47,11 +47,24 @@ class Estimate:
     method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
     grid: float = 0.0  # step of the grid the measurement sits on (0: none visible)
     scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
+    # a repeated interval's (sequential looks) interval at the claim's own confidence, as (low, high) / value:
+    # relative, so that scaling the estimate keeps it; () when the interval is not a repeated one
+    fixed: tuple = ()
 
     def widened(self):
         """The CI widened by half a grid step on each side."""
         half = self.grid / 2
         return self.low - half, self.high + half
+
+    def sizing(self):
+        """The interval that says how many repetitions would decide: the CI (widened), or for a
+        repeated interval the one at the claim's own level, because an early look's interval is
+        far wider (unbounded while it spends no alpha) than the one the last looks test with."""
+        if not (self.fixed and self.value and all(map(math.isfinite, self.fixed))):
+            return self.widened()
+        half = self.grid / 2
+        low, high = sorted((self.value * self.fixed[0], self.value * self.fixed[1]))
+        return low - half, high + half
 
     def replication(self):
         if self.unit == "reruns":
@@ -89,8 +102,9 @@ def _ci_text(est):
 
 def _needed(est, distance):
     """What would decide: the CI half-width must drop below `distance` (the gap between the
-    estimate and the nearest bound that would decide)."""
-    low, high = est.widened()
+    estimate and the nearest bound that would decide; for a repeated interval, the half-width
+    at the claim's own level, Estimate.sizing)."""
+    low, high = est.sizing()
     half = (high - low) / 2
     if not (math.isfinite(half) and half > 0):
         return "no spread to judge by"

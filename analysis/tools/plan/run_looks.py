@@ -219,5 +219,5 @@ def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr
     record["stopped"] = stop
     sweep.save(outdir)
     print(f"{experiment.name}: stopped at M = {sweep.reruns}: {stop}; {_clock(look_budget.spent(sweep, record))} spent "
-          f"({_clock(record['judge_seconds'])} of it judging the looks)", file=out, flush=True)
+          f"({record['judge_seconds']:.1f} s of it judging the looks)", file=out, flush=True)
     return stop

@@ -19,9 +19,10 @@ comes from the M's, which is what the simulation uses). The taus depend on clock
 claims' data, so the crossing probability over all looks is alpha(tau_last) <= alpha. Stopping
 early (every claim decided, the rest given up) only leaves alpha unspent.
 
-The boundaries are simulated as analysis.tools.plan.sequential.boundaries does for M_max (one-sample
-t test over the first M of standard normal sequences; its p-values do not depend on the mean or
-variance), with one fixed set of sequences up to CAP values, so a look's boundary depends only on
+The boundaries are simulated as analysis.tools.plan.sequential.boundaries does for `ab`, but for
+the one-sample t test over the first M of standard normal sequences (the t interval over per-rerun
+values that the claims use, analysis.core.replication.over_reruns; its p-values do not depend on
+the mean or variance), with one fixed set of sequences up to CAP values, so a look's boundary depends only on
 the looks up to it and a report made later from sweep.json finds the same levels.
 """
 

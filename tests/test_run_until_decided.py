@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 
 from analysis import pipeline
-from analysis.core import replication
+from analysis.core import replication, verdicts
 from analysis.core.report import Finding
 from analysis.experiments import EXPERIMENTS
 from analysis.sweep.model import Step, Sweep
@@ -68,6 +68,19 @@ def test_the_final_look_spends_all_of_alpha_whatever_the_number_of_rounds():
     # a loop that stops before the budget's end (every claim decided) leaves alpha unspent
     assert share_spending.crossing_rate(0.05, ((3, 0.2), (4, 0.3))) < 0.001
     assert share_spending.look_confidence(0.95, ((5, 1.0),)) == 0.95   # one look at the end: the fixed design
+
+
+def test_what_would_decide_a_repeated_interval_is_sized_at_the_claims_own_level():
+    values = [1.01, 1.03, 0.99, 1.02, 1.00]
+    fixed = replication.over_reruns(values, n=10, confidence=0.90)
+    token = replication.SEQUENTIAL_LOOK.set(run_looks.look_function([(5, 0.05)]))   # an early look spends nothing
+    try:
+        early = replication.over_reruns(values, n=10, confidence=0.90)
+    finally:
+        replication.SEQUENTIAL_LOOK.reset(token)
+    assert early.low == -np.inf and early.high == np.inf
+    sizes = verdicts.needed_sizes(verdicts.no_effect(early, 0.02).evidence)
+    assert sizes["reruns"] > 5 and sizes == verdicts.needed_sizes(verdicts.no_effect(fixed, 0.02).evidence)
 
 
 def _replay(tmp_path, keep, budget):

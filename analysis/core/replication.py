@@ -17,7 +17,7 @@ import numpy as np
 import scipy.stats
 
 from analysis.core import stats
-from analysis.core.verdicts import Estimate
+from analysis.core.verdicts import Estimate, RepeatedEstimate
 
 #: Set while a sweep decides its claims look by look (`timekit run --until-decided`): a function
 #: (confidence, M) -> (the confidence of this look's repeated interval, a note for the evidence),
@@ -39,14 +39,16 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
     look = SEQUENTIAL_LOOK.get()
     nominal, note = (confidence, "") if look is None else look(confidence, m)
     low, high = _t_interval(mean, sem, m, nominal, log)
-    fixed = ()
-    if look is not None:  # what would decide it is sized on the claim's own level (Estimate.sizing)
-        fixed_low, fixed_high = _t_interval(mean, sem, m, confidence, log)
-        centre = math.exp(mean) if log else mean
-        fixed = (fixed_low / centre, fixed_high / centre) if centre else ()
     what = "geometric mean, t interval of the logs" if log else "t interval"
-    return Estimate(math.exp(mean) if log else mean, float(low), float(high), unit="reruns", n=int(n), m=m,
-                    scale=scale, fixed=fixed, method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
+    value = math.exp(mean) if log else mean
+    common = {"unit": "reruns", "n": int(n), "m": m, "scale": scale,
+              "method": f"{what} ({100 * confidence:.3g} %{note}) over {method}"}
+    if look is None:
+        return Estimate(value, float(low), float(high), **common)
+    # a repeated interval: what would decide it is sized on the claim's own level (Estimate.sizing)
+    fixed_low, fixed_high = _t_interval(mean, sem, m, confidence, log)
+    return RepeatedEstimate(value, float(low), float(high), fixed=(fixed_low / value, fixed_high / value) if value else (),
+                            **common)
 
 
 def _t_interval(mean, sem, m, confidence, log):

@@ -47,9 +47,6 @@ class Estimate:
     method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
     grid: float = 0.0  # step of the grid the measurement sits on (0: none visible)
     scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
-    # a repeated interval's (sequential looks) interval at the claim's own confidence, as (low, high) / value:
-    # relative, so that scaling the estimate keeps it; () when the interval is not a repeated one
-    fixed: tuple = ()
 
     def widened(self):
         """The CI widened by half a grid step on each side."""
@@ -60,10 +57,11 @@ class Estimate:
         """The interval that says how many repetitions would decide: the CI (widened), or for a
         repeated interval the one at the claim's own level, because an early look's interval is
         far wider (unbounded while it spends no alpha) than the one the last looks test with."""
-        if not (self.fixed and self.value and all(map(math.isfinite, self.fixed))):
+        fixed = getattr(self, "fixed", ())
+        if not (fixed and self.value and all(map(math.isfinite, fixed))):
             return self.widened()
         half = self.grid / 2
-        low, high = sorted((self.value * self.fixed[0], self.value * self.fixed[1]))
+        low, high = sorted((self.value * fixed[0], self.value * fixed[1]))
         return low - half, high + half
 
     def replication(self):
@@ -74,6 +72,16 @@ class Estimate:
         if self.unit == "pooled":
             return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
+
+
+@dataclass(frozen=True)
+class RepeatedEstimate(Estimate):
+    """An Estimate on a repeated interval (a look of `timekit run --until-decided`), which also
+    carries the interval at the claim's own confidence, as (low, high) / value: relative, so that
+    scaling the estimate keeps it. A class of its own so that fixed designs' estimates (and the
+    report data made of them) stay as they were."""
+
+    fixed: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -150,9 +150,10 @@ def _record(sweep, budget):
     return record
 
 
-def _look(experiment, outdir, sweep, record, judge, clock):
+def _look(outdir, sweep, record, judge, clock):
     """One look: its share of the budget (1 when no round fits after it), the claims judged at
-    its levels, its time counted, decisions and give-ups recorded. Returns (look, findings)."""
+    its levels, its time counted, decisions and give-ups recorded. Returns (the look's record,
+    the findings still waiting, given up or not)."""
     final = not look_budget.fits(sweep, record)
     look = {"reruns": sweep.reruns, "share": 1.0 if final else look_budget.share(sweep, record), "final": final}
     record["looks"].append(look)
@@ -203,7 +204,7 @@ def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr
     sweep = Sweep.load(outdir)
     record = sweep.sequential = _record(sweep, budget)
     while True:
-        look, undecided = _look(experiment, outdir, sweep, record, judge, clock)
+        look, undecided = _look(outdir, sweep, record, judge, clock)
         _say(experiment, sweep, record, look, undecided, out)
         stop = _stop_reason(sweep, record, look, undecided)
         if stop:

@@ -130,9 +130,10 @@ def _add_run(commands):
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
     run.add_argument("--until-decided", action="store_true",
-                     help="after the preset's reruns, add one rerun at a time while a claim is undecided "
-                          "(group-sequential looks, docs/calibration.md) and --budget fits another")
-    run.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
+                     help="after the preset's reruns, add one rerun at a time while a claim that the budget can "
+                          "still decide is undecided (group-sequential looks, alpha spent by budget share, "
+                          "docs/calibration.md) and --budget fits another; a claim decided at a look stays decided")
+    run.add_argument("--budget", type=duration, help="with --until-decided: wall time for all invocations and looks, e.g. 15m")
 
 
 def _add_env(commands):

@@ -128,6 +128,8 @@ def build_report(paths, table_pages=None, notes=None):
         with run_looks.applied(own_sweeps[0][1] if own_sweeps else None):  # a sequential sweep's levels
             result = experiment.section(context)
         section = result.section
+        if own_sweeps and own_sweeps[0][1].sequential:  # decisions made at earlier looks stand
+            section.findings = run_looks.settled(section.findings, own_sweeps[0][1].sequential)
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
         price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)
@@ -154,7 +156,8 @@ def build_report(paths, table_pages=None, notes=None):
             report.data["not analysed"] = generic.skipped_files
     report.data["sources"] = [str(t.path) for t in sources]
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
-                              "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build}
+                              "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build,
+                              **({"sequential": s.sequential} if s.sequential else {})}
                              for d, s in sweeps]
     return report
 

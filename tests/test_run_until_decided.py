@@ -2,48 +2,85 @@
 loop replays the recorded discipline sweep's real invocations round by round."""
 
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from analysis import pipeline
-from analysis.core import replication
+from analysis.core import replication, verdicts
+from analysis.core.report import Finding
 from analysis.experiments import EXPERIMENTS
-from analysis.sweep.model import Sweep
-from analysis.tools.plan import run_looks
+from analysis.sweep.model import Step, Sweep
+from analysis.tools.plan import run_looks, sequential, share_spending
 from tests.test_cost import RECORDED
 
 pytestmark = pytest.mark.unit
 
 
-def _first_exclusion_rate(sequences, max_reruns, sequential):
-    """Share of null sequences (per-rerun values with mean 1) whose 95 % interval over reruns
-    excludes 1 at some look M = 3 .. max_reruns."""
-    token = replication.SEQUENTIAL_LOOK.set(run_looks.look_function(max_reruns)) if sequential else None
-    try:
-        wrong = 0
-        for values in sequences:
-            for m in range(3, max_reruns + 1):
-                est = replication.over_reruns(values[:m], n=10, confidence=0.95)
-                if est.low > 1 or est.high < 1:
-                    wrong += 1
-                    break
-        return wrong / len(sequences)
-    finally:
-        if token is not None:
-            replication.SEQUENTIAL_LOOK.reset(token)
+SLOWING = (0.3, 0.36, 0.43, 0.51, 0.6, 0.7, 0.82, 1.0)  # budget shares of looks at M = 3 .. 10, rounds getting slower
+
+
+def _excluded_at(sequences, confidences):
+    """Per sequence, whether its t interval over the first M values (at the look's confidence)
+    excludes 1 at some look M = 3 .. 3 + len(confidences) - 1: the t intervals of
+    replication.over_reruns, vectorised over the sequences."""
+    excluded = np.zeros(len(sequences), dtype=bool)
+    for m, confidence in enumerate(confidences, start=3):
+        x = sequences[:, :m]
+        half = scipy.stats.t.ppf((1 + confidence) / 2, m - 1) * x.std(axis=1, ddof=1) / np.sqrt(m) if confidence < 1 else np.inf
+        excluded |= np.abs(x.mean(axis=1) - 1) > half
+    return excluded
+
+
+def _levels(shares, confidence=0.95):
+    """The nominal confidence of each look, as the loop's look function gives it."""
+    looks = [(m, share) for m, share in enumerate(shares, start=3)]
+    return [run_looks.look_function(looks[:k + 1])(confidence, m)[0] for k, (m, _) in enumerate(looks)]
 
 
 def test_looking_after_every_rerun_keeps_the_level_only_with_the_repeated_intervals():
     rng = np.random.default_rng(7)
-    sequences = 1 + 0.02 * rng.standard_normal((1500, 10))
-    naive = _first_exclusion_rate(sequences, 10, sequential=False)
-    repeated = _first_exclusion_rate(sequences, 10, sequential=True)
-    assert naive > 0.09            # fixed 95 % intervals looked at 8 times: about 2.5 x alpha
+    sequences = 1 + 0.02 * rng.standard_normal((4000, 10))
+    naive = _excluded_at(sequences, [0.95] * 8).mean()
+    levels = _levels(SLOWING)
+    repeated = _excluded_at(sequences, levels).mean()
+    assert naive > 0.09            # fixed 95 % intervals looked at 8 times: about 3 x alpha
     assert repeated <= 0.05 + 0.015
-    # at M_max the last look tests at nearly alpha: little power is lost against the fixed design
-    last = run_looks.look_function(10)(0.95, 10)[0]
-    assert 0.95 < last < 0.975  # measured: 97.2 %, i.e. the last look tests at alpha 2.8 %
+    # the last look, at the budget's end, tests at nearly alpha: little power is lost against the fixed design
+    assert 0.95 < levels[-1] < 0.975
+    # the vectorised intervals are over_reruns' under the look function
+    token = replication.SEQUENTIAL_LOOK.set(run_looks.look_function([(m, s) for m, s in enumerate(SLOWING, start=3)]))
+    try:
+        est = replication.over_reruns(sequences[0], n=10, confidence=0.95)
+    finally:
+        replication.SEQUENTIAL_LOOK.reset(token)
+    half = scipy.stats.t.ppf((1 + levels[-1]) / 2, 9) * sequences[0].std(ddof=1) / np.sqrt(10)
+    assert est.high - est.value == pytest.approx(half) and run_looks.MARK in est.method
+
+
+def test_the_final_look_spends_all_of_alpha_whatever_the_number_of_rounds():
+    assert sequential.spent(1.0, 0.05) == pytest.approx(0.05)
+    for looks in (((3, 0.4), (4, 1.0)), tuple(enumerate(SLOWING, start=3)),
+                  ((3, 0.1), (4, 0.15), (5, 0.2), (7, 0.3), (9, 0.45), (12, 0.6), (15, 0.8), (20, 1.0))):
+        assert share_spending.crossing_rate(0.05, looks) == pytest.approx(0.05, abs=1 / sequential.SIMULATIONS)
+    # a loop that stops before the budget's end (every claim decided) leaves alpha unspent
+    assert share_spending.crossing_rate(0.05, ((3, 0.2), (4, 0.3))) < 0.001
+    assert share_spending.look_confidence(0.95, ((5, 1.0),)) == 0.95   # one look at the end: the fixed design
+
+
+def test_what_would_decide_a_repeated_interval_is_sized_at_the_claims_own_level():
+    values = [1.01, 1.03, 0.99, 1.02, 1.00]
+    fixed = replication.over_reruns(values, n=10, confidence=0.90)
+    token = replication.SEQUENTIAL_LOOK.set(run_looks.look_function([(5, 0.05)]))   # an early look spends nothing
+    try:
+        early = replication.over_reruns(values, n=10, confidence=0.90)
+    finally:
+        replication.SEQUENTIAL_LOOK.reset(token)
+    assert early.low == -np.inf and early.high == np.inf
+    sizes = verdicts.needed_sizes(verdicts.no_effect(early, 0.02).evidence)
+    assert sizes["reruns"] > 5 and sizes == verdicts.needed_sizes(verdicts.no_effect(fixed, 0.02).evidence)
 
 
 def _replay(tmp_path, keep, budget):
@@ -83,11 +120,14 @@ def test_the_loop_adds_reruns_until_its_budget_and_records_every_look(tmp_path):
     directory, stop, text = _replay(tmp_path, keep=3, budget=110)   # 3 reruns took 57 s: room for 2 more
     record = Sweep.load(directory).sequential
     assert record["max_reruns"] == 5 and [look["reruns"] for look in record["looks"]] == [3, 4, 5]
-    assert stop == "M_max = 5 reached" and "still undecided" in text and "of the budget left" in text
+    assert [look["final"] for look in record["looks"]] == [False, False, True] and record["looks"][-1]["share"] == 1.0
+    assert 0.5 < record["looks"][0]["share"] < record["looks"][1]["share"] < 1
+    assert stop.startswith("the budget does not fit another round") and "still undecided" in text and "of the budget left" in text
+    assert record["judge_seconds"] > 0 and record["decided"]
     findings = pipeline.build_report([directory]).sections[0].findings
     same_core = next(f for f in findings if f.claim.startswith("Two CPU-bound tasks on the same core"))
     reruns_differ = next(f for f in findings if f.claim.startswith("Reruns of the same benchmark"))
-    assert run_looks.MARK in same_core.evidence and "look M = 5 of M_max = 5" in same_core.evidence
+    assert run_looks.MARK in same_core.evidence and "look M = 5 (the final look)" in same_core.evidence
     assert same_core.verdict == "refuted"         # decided at the last look, as the fixed design at M = 5
     assert "cost: 25 benchexec invocations" in same_core.cost
     # the F interval of 'reruns differ' is not sequential: judged once, no repeated interval
@@ -98,4 +138,114 @@ def test_no_round_is_added_when_the_budget_is_spent(tmp_path):
     directory, stop, _ = _replay(tmp_path, keep=3, budget=30)
     sweep = Sweep.load(directory)
     assert sweep.reruns == 3 and len(sweep.steps) == 15
-    assert sweep.sequential["max_reruns"] == 3 and stop.startswith("M_max = 3")
+    assert sweep.sequential["max_reruns"] == 3 and stop.startswith("the budget does not fit another round")
+    assert sweep.sequential["looks"][0]["share"] == 1.0   # the only look is the final one: the fixed design's level
+
+
+def test_the_report_keeps_a_decision_made_at_an_earlier_look(tmp_path):
+    directory, _, _ = _replay(tmp_path, keep=3, budget=110)
+    sweep = Sweep.load(directory)
+    claim = next(c for c in (f.claim for f in pipeline.build_report([directory]).sections[0].findings)
+                 if c.startswith("A CPU-bound task on a separate core"))
+    sweep.sequential["decided"][claim] = {"verdict": "refuted", "reruns": 4, "evidence": "the look at M = 4's evidence."}
+    sweep.save(directory)
+    finding = next(f for f in pipeline.build_report([directory]).sections[0].findings if f.claim == claim)
+    assert finding.verdict == "refuted"
+    assert finding.evidence.startswith("Decided at look M = 4 and kept") and "the look at M = 4's evidence." in finding.evidence
+    assert "would read inconclusive" in finding.evidence and "to decide it" not in finding.cost
+
+
+# The loop with fakes: one step per rerun, each invocation 10 s, a look costs 2 s on an injected clock.
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Quiet:
+    def write(self, text):
+        pass
+
+    def flush(self):
+        pass
+
+
+FAKE = SimpleNamespace(name="fake", plan=lambda preset: [Step(load=0, rerun=r, name=f"rerun{r}") for r in range(1, preset.reruns + 1)])
+
+
+def _fake_sweep(directory, reruns):
+    steps = [Step(load=0, rerun=r, name=f"rerun{r}", status="done", seconds=10.0) for r in range(1, reruns + 1)]
+    Sweep(experiment="fake", preset="quick", reps=1, loads=[0], reruns=reruns, tasksets=[], container=True,
+          created="", steps=steps).save(directory)
+    return directory
+
+
+def _run_pending(directory):
+    sweep = Sweep.load(directory)
+    for step in sweep.steps:
+        if step.status != "done":
+            step.status, step.seconds = "done", 10.0
+    sweep.save(directory)
+
+
+def _evidence(verdict, needed=None):
+    """Evidence as a claim on a repeated interval writes it (replication.over_reruns, verdicts._needed)."""
+    tail = f"; about M = {needed} reruns would decide it." if needed else ": the CI excludes 1 on the claimed side."
+    return f"claim: > 1; 1.01, CI [0.99, 1.03] (t interval (95 %; {run_looks.MARK} at look M = 5 ...) over x){tail}"
+
+
+def _judge(clock, script, seen):
+    """findings(M) from `script`: claim -> M -> (verdict, needed M); each look costs 2 s on `clock`."""
+    def judge(directory):
+        clock.now += 2.0
+        m = Sweep.load(directory).reruns
+        seen.append(m)
+        return [Finding(claim, *(lambda v, x: (v, _evidence(v, x)))(*by_m(m))) for claim, by_m in script.items()]
+    return judge
+
+
+def test_a_claim_decided_at_a_look_stays_decided_while_rounds_run_for_others(tmp_path):
+    clock, seen = Clock(), []
+    script = {"A": lambda m: ("confirmed", None) if m == 4 else ("inconclusive", 8),   # reads inconclusive again later
+              "B": lambda m: ("confirmed", None) if m >= 6 else ("inconclusive", 8)}
+    directory = _fake_sweep(tmp_path, 3)
+    stop = run_looks.until_decided(FAKE, directory, 500, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
+    assert seen == [3, 4, 5, 6] and stop == "every claim judged on a repeated interval is decided"
+    record = Sweep.load(directory).sequential
+    assert record["decided"]["A"]["reruns"] == 4 and record["decided"]["B"]["reruns"] == 6
+    assert [look["decided"] for look in record["looks"]] == [[], ["A"], [], ["B"]]
+    final = {f.claim: f for f in run_looks.settled(_judge(clock, script, [])(directory), record)}
+    assert final["A"].verdict == "confirmed" and final["A"].evidence.startswith("Decided at look M = 4 and kept")
+    assert final["B"].verdict == "confirmed" and not final["B"].evidence.startswith("Decided")   # decided at this look
+
+
+def test_the_looks_time_counts_against_the_budget(tmp_path):
+    clock, seen = Clock(), []
+    script = {"A": lambda m: ("inconclusive", 8)}
+    directory = _fake_sweep(tmp_path, 3)
+    # 60 s: 30 s spent, rounds of 10 s; counting the invocations alone would fit 3 more rounds, with 2 s a look 2
+    stop = run_looks.until_decided(FAKE, directory, 60, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
+    record = Sweep.load(directory).sequential
+    assert seen == [3, 4, 5] and stop.startswith("the budget does not fit another round")
+    assert record["judge_seconds"] == 6.0 and [look["seconds"] for look in record["looks"]] == [32.0, 44.0, 56.0]
+    assert [look["share"] for look in record["looks"]] == [0.5, 0.7, 1.0] and record["looks"][-1]["final"]
+
+
+def test_a_claim_the_budget_cannot_decide_is_given_up_and_the_loop_stops(tmp_path):
+    clock, seen = Clock(), []
+    script = {"far": lambda m: ("inconclusive", 2000),    # on its bound as good as: not within 150 s
+              "near": lambda m: ("confirmed", None) if m >= 6 else ("inconclusive", 8)}
+    directory = _fake_sweep(tmp_path, 5)
+    stop = run_looks.until_decided(FAKE, directory, 150, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
+    record = Sweep.load(directory).sequential
+    assert seen == [5, 6] and stop == "no undecided claim can be decided within the budget"
+    given = record["given_up"]["far"]
+    assert given["reruns"] == 5 and given["allowed"] == 13 and given["needed"] > 13
+    assert "near" not in record["given_up"]
+    final = {f.claim: f for f in run_looks.settled(_judge(clock, script, [])(directory), record)}
+    assert final["far"].verdict == "inconclusive"
+    assert f"Not pursued from look M = 5: needs about M = {given['needed']}" in final["far"].evidence
+    assert "the budget allows 13" in final["far"].evidence

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.stats
 
 from analysis.core import stats
-from analysis.core.verdicts import Estimate
+from analysis.core.verdicts import Estimate, RepeatedEstimate
 
 #: Set while a sweep decides its claims look by look (`timekit run --until-decided`): a function
 #: (confidence, M) -> (the confidence of this look's repeated interval, a note for the evidence),
@@ -38,17 +38,28 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
     mean, sem = float(np.mean(x)), float(scipy.stats.sem(x))
     look = SEQUENTIAL_LOOK.get()
     nominal, note = (confidence, "") if look is None else look(confidence, m)
-    if nominal >= 1:
+    low, high = _t_interval(mean, sem, m, nominal, log)
+    what = "geometric mean, t interval of the logs" if log else "t interval"
+    value = math.exp(mean) if log else mean
+    common = {"unit": "reruns", "n": int(n), "m": m, "scale": scale,
+              "method": f"{what} ({100 * confidence:.3g} %{note}) over {method}"}
+    if look is None:
+        return Estimate(value, float(low), float(high), level=nominal, **common)
+    # a repeated interval: what would decide it is sized on the claim's own level (Estimate.sizing)
+    fixed_low, fixed_high = _t_interval(mean, sem, m, confidence, log)
+    return RepeatedEstimate(value, float(low), float(high), level=nominal, fixed_level=confidence,
+                            fixed=(fixed_low / value, fixed_high / value) if value else (), **common)
+
+
+def _t_interval(mean, sem, m, confidence, log):
+    """The t interval at `confidence` (unbounded at 1), back on the values' scale when `log`."""
+    if confidence >= 1:
         low, high = -math.inf, math.inf
     elif sem > 0:
-        low, high = scipy.stats.t.interval(nominal, m - 1, loc=mean, scale=sem)
+        low, high = scipy.stats.t.interval(confidence, m - 1, loc=mean, scale=sem)
     else:
         low = high = mean
-    if log:
-        mean, low, high = math.exp(mean), math.exp(low), math.exp(high)
-    what = "geometric mean, t interval of the logs" if log else "t interval"
-    return Estimate(mean, float(low), float(high), unit="reruns", n=int(n), m=m, scale=scale, level=nominal,
-                    method=f"{what} ({100 * confidence:.3g} %{note}) over {method}")
+    return (math.exp(low), math.exp(high)) if log else (float(low), float(high))
 
 
 def paired_reruns(reruns_a, reruns_b, min_runs=2):

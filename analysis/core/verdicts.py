@@ -56,6 +56,16 @@ class Estimate:
         half = self.grid / 2
         return self.low - half, self.high + half
 
+    def sizing(self):
+        """(low, high, level) of the interval that says how many repetitions would decide: the CI,
+        or for a repeated interval the one at the claim's own level, because an early look's
+        interval is far wider (unbounded while it spends no alpha) than the one the last looks test with."""
+        fixed = getattr(self, "fixed", ())
+        if not (fixed and self.value and all(map(math.isfinite, fixed))):
+            return self.low, self.high, self.level
+        low, high = sorted((self.value * fixed[0], self.value * fixed[1]))
+        return low, high, getattr(self, "fixed_level", 0.0)
+
     def replication(self):
         if self.unit == "reruns":
             return f"unit: reruns, M = {self.m} of n = {self.n} runs"
@@ -64,6 +74,17 @@ class Estimate:
         if self.unit == "pooled":
             return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
+
+
+@dataclass(frozen=True)
+class RepeatedEstimate(Estimate):
+    """An Estimate on a repeated interval (a look of `timekit run --until-decided`), which also
+    carries the interval at the claim's own confidence, as (low, high) / value: relative, so that
+    scaling the estimate keeps it. A class of its own so that fixed designs' estimates (and the
+    report data made of them) stay as they were."""
+
+    fixed: tuple = ()
+    fixed_level: float = 0.0  # the claim's own confidence, at which `fixed` is computed
 
 
 @dataclass(frozen=True)
@@ -102,8 +123,10 @@ def _needed(est, distance):
     """What would decide: the smallest M (or n) whose t interval, widened by half the grid step,
     fits within `distance` (the gap between the estimate and the nearest bound that would decide),
     or why no number does. Today's half-width is the wider side of the interval (a ratio's interval
-    of the logs is wider above), so the size named is not too small."""
-    half = max(est.value - est.low, est.high - est.value)
+    of the logs is wider above), so the size named is not too small; for a repeated interval it is
+    the interval at the claim's own level (Estimate.sizing)."""
+    low, high, level = est.sizing()
+    half = max(est.value - low, high - est.value)
     if not (math.isfinite(half) and half > 0):
         return "no spread to judge by"
     if distance <= 0:
@@ -115,7 +138,7 @@ def _needed(est, distance):
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive
 
     size = est.m if est.unit == "reruns" else est.n
-    needed = deciding.smallest_size(half, size, est.level, room, MAX_SUGGESTED)
+    needed = deciding.smallest_size(half, size, level, room, MAX_SUGGESTED)
     if est.unit == "reruns":
         return (f"about M = {needed} reruns would decide it" if needed
                 else "more reruns than is practical would be needed")

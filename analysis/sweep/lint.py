@@ -60,7 +60,7 @@ def check_task(path):
     if content.get("format_version") not in ("1.0", "2.0"):
         problems.append(f"{path}: format_version must be the string '2.0' (quoted: a bare 2.0 is a number in YAML), "
                         f"got {content.get('format_version')!r}")
-    unknown = sorted(set(content) - TASK_KEYS)
+    unknown = sorted(map(str, set(content) - TASK_KEYS))  # YAML keys may be None or numbers
     if unknown:
         problems.append(f"{path}: unknown field(s) {', '.join(unknown)} (allowed: {', '.join(sorted(TASK_KEYS))})")
     inputs = content.get("input_files")

@@ -155,7 +155,7 @@ class Sweep:
     build: str = ""
     machine: dict = field(default_factory=dict)  # facts the report needs (analysis.machine.facts), as recorded
     sizes: dict = field(default_factory=dict)  # the buffers' planned sizes and memory limit (analysis.sweep.memory)
-    sequential: dict = field(default_factory=dict)  # --until-decided: budget, M_max, looks (analysis.tools.plan.run_looks)
+    sequential: dict = field(default_factory=dict)  # --until-decided: budget, looks, decisions (analysis.tools.plan.run_looks)
 
     @classmethod
     def plan(cls, experiment, preset_name, preset, container):

@@ -1,48 +1,84 @@
 """
 `timekit run EXPERIMENT --until-decided --budget T`: after the preset's invocations, one more rerun
-of the steps (the run definitions' order rotated as before) while a claim is undecided and the
-budget fits another round; the report's claims looked at after every round.
+of the steps (the run definitions' order rotated as before) while a claim that can still be
+decided waits and the budget fits another round; the report's claims looked at after every round.
 
 Looking after every round at fixed-level intervals would confirm or refute too often. The claims
 judged on a t interval over reruns (analysis.core.replication.over_reruns, most of the kit's
-claims) get the group-sequential rule of `ab --until-decided` instead: O'Brien-Fleming-type alpha
-spending up to M_max reruns, fixed before the first look from the budget and recorded in
-sweep.json, each look's interval at the nominal level of the one-sample boundaries
-(analysis.tools.plan.sequential). A report made later from the sweep applies the same levels.
+claims) get repeated intervals instead: O'Brien-Fleming-type alpha spending by the share of the
+budget spent (analysis.tools.plan.share_spending; the look after which no round fits spends the
+rest), each look's interval at the nominal level of its boundary. The budget is wall time, the
+looks' own time included (analysis.tools.plan.look_budget). sweep.json's `sequential` records
+every look (M, share), so a report made later from the sweep applies the same levels.
+
+A decision stands: a claim decided at a look is recorded there (verdict, M, evidence) and the
+report keeps it, although rounds go on for other claims and all the data might read otherwise
+later; that is what the error rate of a group-sequential design is computed for. A claim no M
+within the budget can decide is given up (analysis.tools.plan.pursuit) and no longer waited for.
 Claims judged otherwise (an F interval over reruns, a bootstrap or order statistics over runs, a
 share) cannot be made sequential this way: the loop does not wait for them, they are judged once
 on the final data, and their evidence shows no repeated interval (docs/calibration.md).
+
+Rounds rerun every step: the claims do not declare which conditions (load levels, run
+definitions) they read, and their ratios pair conditions within a rerun, so a round of only some
+conditions would need both.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
+import dataclasses
 import sys
+import time
 import warnings
 
 from analysis.core import replication
 from analysis.sweep.model import Preset, Sweep, rotated
-from analysis.tools.plan import sequential
+from analysis.tools.plan import look_budget, pursuit, share_spending
 
-MAX_RERUNS = 30          # M_max never beyond this, whatever the budget
-MARK = "repeated interval"
+MARK = share_spending.MARK
+MAX_RERUNS = look_budget.MAX_RERUNS
+RULE = "O'Brien-Fleming-type alpha spending by budget share"
+KEPT = "Decided at look M = {m} and kept"
 
 
-def look_function(max_reruns):
-    """(confidence, M) -> (this look's nominal confidence, the note the evidence carries)."""
+def look_function(looks):
+    """(confidence, M) -> (this look's nominal confidence, the note the evidence carries), for the
+    last of `looks` ((M, share of the budget), ...). An interval over fewer values than the look's
+    M (a condition with failed invocations) is placed among the looks by its own M."""
+    looks = tuple(looks)
+    share = looks[-1][1]
+
     def look(confidence, m):
-        nominal = sequential.look_confidence(confidence, m, max_reruns)
-        return nominal, (f"; {MARK} at look M = {m} of M_max = {max_reruns}, nominal {100 * nominal:.3g} %, "
-                         "O'Brien-Fleming alpha spending")
+        if m > share_spending.CAP:
+            return confidence, f"; fixed level: no {MARK} beyond M = {share_spending.CAP}"
+        own = tuple((k, s) for k, s in looks[:-1] if k < m) + ((m, share),)
+        nominal = share_spending.look_confidence(confidence, own)
+        final = " (the final look)" if share >= 1 else ""
+        return nominal, (f"; {MARK} at look M = {m}{final}, {100 * share:.0f} % of the budget spent, "
+                         f"nominal {100 * nominal:.4g} %, {RULE}")
     return look
+
+
+def history(record, reruns):
+    """The looks up to M = `reruns` as ((M, share), ...), from sweep.json's record; a look at
+    `reruns` that was not recorded (an interrupted loop) is taken as the final one. Records of the
+    first version carry no share: their information fraction M / M_max stands in for it."""
+    top = record.get("max_reruns") or reruns
+    looks = [(look["reruns"], look.get("share", min(1.0, look["reruns"] / top)))
+             for look in record.get("looks", []) if look["reruns"] <= reruns]
+    if not looks or looks[-1][0] < reruns:
+        looks.append((reruns, 1.0))
+    return tuple(looks)
 
 
 @contextlib.contextmanager
 def applied(sweep):
     """The sweep's sequential levels in effect while its claims are judged (none for a fixed sweep)."""
     record = getattr(sweep, "sequential", None) or {}
-    token = replication.SEQUENTIAL_LOOK.set(look_function(record["max_reruns"])) if record.get("max_reruns") else None
+    token = None
+    if record.get("budget_seconds"):
+        token = replication.SEQUENTIAL_LOOK.set(look_function(history(record, sweep.reruns)))
     try:
         yield
     finally:
@@ -50,26 +86,40 @@ def applied(sweep):
             replication.SEQUENTIAL_LOOK.reset(token)
 
 
-def waiting(findings):
-    """The inconclusive findings judged on a repeated interval: what one more round may decide."""
-    return [f for f in findings if f.verdict == "inconclusive" and MARK in f.evidence]
+def record_decisions(record, findings, m):
+    """Record in `decided` the claims this look at M = `m` decides on a repeated interval for the
+    first time (verdict, M, evidence); returns them."""
+    decided = record.setdefault("decided", {})
+    new = [f for f in findings if f.verdict in ("confirmed", "refuted") and MARK in f.evidence and f.claim not in decided]
+    for f in new:
+        decided[f.claim] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence}
+    return [f.claim for f in new]
 
 
-def spent_seconds(sweep):
-    return float(sum(s.seconds for s in sweep.steps if s.status == "done"))
+def settled(findings, record):
+    """The findings with the recorded decisions applied: a claim decided at a look keeps that
+    verdict and evidence, however later looks read it; one given up keeps its verdict with the
+    reason. For a report from a sweep (pipeline.build_report) as for the loop's own looks."""
+    decided, given_up = (record or {}).get("decided", {}), (record or {}).get("given_up", {})
+    out = []
+    for f in findings:
+        d = decided.get(f.claim)
+        if d and d["evidence"] != f.evidence:  # judged again after its look (at that look it is the decision itself)
+            now = "" if f.verdict == d["verdict"] else f" (Judged again on all the data it would read {f.verdict}.)"
+            f = dataclasses.replace(f, verdict=d["verdict"], evidence=(
+                f"{KEPT.format(m=d['reruns'])}: a group-sequential decision stands while later rounds run for "
+                f"other claims. {d['evidence']}{now}"))
+        elif f.claim in given_up and f.verdict == "inconclusive":
+            f = dataclasses.replace(f, evidence=f"{f.evidence} {given_up[f.claim]['why']}")
+        out.append(f)
+    return out
 
 
-def round_seconds(sweep):
-    """One more rerun of every step, at the mean time of the invocations done so far."""
-    done = [s for s in sweep.steps if s.status == "done"]
-    per_round = len(sweep.steps) / max(sweep.reruns, 1)
-    return per_round * spent_seconds(sweep) / max(len(done), 1)
-
-
-def max_reruns_for(sweep, budget):
-    """M_max: the preset's M plus the rounds the rest of the budget fits, fixed before the first look."""
-    more = math.floor(max(0.0, budget - spent_seconds(sweep)) / max(round_seconds(sweep), 1e-9))
-    return int(min(MAX_RERUNS, sweep.reruns + more))
+def waiting(findings, record=None):
+    """The inconclusive findings judged on a repeated interval and not decided at an earlier
+    look: what one more round may decide."""
+    decided = (record or {}).get("decided", {})
+    return [f for f in findings if f.verdict == "inconclusive" and MARK in f.evidence and f.claim not in decided]
 
 
 def add_rerun(experiment, sweep):
@@ -88,41 +138,87 @@ def _clock(seconds):
     return f"{seconds / 60:.1f} min"
 
 
-def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr):
-    """Look, add a rerun, run it (run_pending(outdir)), look again, until no claim waits, M_max is
-    reached or the budget does not fit another round; judge(outdir) -> the experiment's findings.
-    Returns the stop reason (also recorded in sweep.json)."""
+def _record(sweep, budget):
+    """The loop's record in sweep.json: a new one (budget, rule, and for information the M a
+    forecast of the round time allows: the spending follows the budget's share, not it), or the
+    one an interrupted loop left, completed with what the first version did not record."""
+    record = sweep.sequential if sweep.sequential.get("budget_seconds") else {"budget_seconds": budget, "rule": RULE}
+    for key, empty in (("judge_seconds", 0.0), ("overhead_seconds", 0.0), ("rounds", 0), ("looks", []),
+                       ("decided", {}), ("given_up", {})):
+        record.setdefault(key, empty)
+    record.setdefault("max_reruns", look_budget.allowed_reruns(sweep, record))
+    return record
+
+
+def _look(outdir, sweep, record, judge, clock):
+    """One look: its share of the budget (1 when no round fits after it), the claims judged at
+    its levels, its time counted, decisions and give-ups recorded. Returns (the look's record,
+    the findings still waiting, given up or not)."""
+    final = not look_budget.fits(sweep, record)
+    look = {"reruns": sweep.reruns, "share": 1.0 if final else look_budget.share(sweep, record), "final": final}
+    record["looks"].append(look)
+    sweep.save(outdir)
+    started = clock()
+    with applied(sweep), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy on GNU time's identical steps, as the report
+        findings = judge(outdir)
+    look["judge_seconds"] = round(clock() - started, 3)
+    record["judge_seconds"] += look["judge_seconds"]
+    look["decided"] = record_decisions(record, findings, sweep.reruns)
+    undecided = waiting(findings, record)
+    allowed = look_budget.allowed_reruns(sweep, record)
+    look["given_up"] = pursuit.give_up(record, undecided, sweep.reruns, allowed)
+    look.update(undecided=len(undecided), findings=len(findings), allowed=allowed,
+                seconds=round(look_budget.spent(sweep, record), 1))
+    return look, undecided
+
+
+def _say(experiment, sweep, record, look, undecided, out):
+    given_up = record["given_up"]
+    print(f"{experiment.name}: look at M = {sweep.reruns} ({100 * look['share']:.0f} % of the budget"
+          f"{', the final look' if look['final'] else ''}): {len(undecided)} claim(s) still undecided, "
+          f"{_clock(max(look_budget.left(sweep, record), 0))} of the budget left, the budget allows M = {look['allowed']}"
+          + "".join(f"\n  decided: {c}" for c in look["decided"])
+          + "".join(f"\n  undecided: {f.claim}" + (f" (not pursued: {given_up[f.claim]['why']})" if f.claim in given_up else "")
+                    for f in undecided), file=out, flush=True)
+
+
+def _stop_reason(sweep, record, look, undecided):
+    pursued = [f for f in undecided if f.claim not in record["given_up"]]
+    if not undecided:
+        return "every claim judged on a repeated interval is decided"
+    if not pursued:
+        return "no undecided claim can be decided within the budget"
+    if sweep.reruns >= MAX_RERUNS:
+        return f"M = {MAX_RERUNS} reached"
+    if look["final"] or not look_budget.fits(sweep, record):
+        return f"the budget does not fit another round ({_clock(look_budget.round_seconds(sweep, record))} each)"
+    return ""
+
+
+def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr, clock=time.monotonic):
+    """Look, add a rerun, run it (run_pending(outdir)), look again, until no claim that can still
+    be decided waits or the budget (wall time, `clock`'s seconds for the looks and the runner's
+    work) fits no further round; judge(outdir) -> the experiment's findings. Returns the stop
+    reason (also recorded in sweep.json)."""
     sweep = Sweep.load(outdir)
-    if not sweep.sequential.get("max_reruns"):
-        sweep.sequential = {"budget_seconds": budget, "max_reruns": max_reruns_for(sweep, budget), "looks": []}
-        sweep.save(outdir)
-    record = sweep.sequential
+    record = sweep.sequential = _record(sweep, budget)
     while True:
-        with applied(sweep), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # scipy on GNU time's identical steps, as the report
-            findings = judge(outdir)
-        left = record["budget_seconds"] - spent_seconds(sweep)
-        undecided = waiting(findings)
-        record["looks"].append({"reruns": sweep.reruns, "undecided": len(undecided), "findings": len(findings),
-                                "seconds": round(spent_seconds(sweep), 1)})
-        print(f"{experiment.name}: look at M = {sweep.reruns} of M_max = {record['max_reruns']}: "
-              f"{len(undecided)} claim(s) still undecided, {_clock(max(left, 0))} of the budget left"
-              + "".join(f"\n  undecided: {f.claim}" for f in undecided), file=out, flush=True)
-        if not undecided:
-            stop = "every claim judged on a repeated interval is decided"
-        elif sweep.reruns >= record["max_reruns"]:
-            stop = f"M_max = {record['max_reruns']} reached"
-        elif round_seconds(sweep) > left:
-            stop = f"the budget does not fit another round ({_clock(round_seconds(sweep))} each)"
-        else:
-            add_rerun(experiment, sweep)
-            sweep.save(outdir)
-            run_pending(outdir)
-            sweep = Sweep.load(outdir)
-            sweep.sequential = record
-            continue
-        record["stopped"] = stop
+        look, undecided = _look(outdir, sweep, record, judge, clock)
+        _say(experiment, sweep, record, look, undecided, out)
+        stop = _stop_reason(sweep, record, look, undecided)
+        if stop:
+            break
+        add_rerun(experiment, sweep)
         sweep.save(outdir)
-        print(f"{experiment.name}: stopped at M = {sweep.reruns}: {stop}; {_clock(spent_seconds(sweep))} spent",
-              file=out, flush=True)
-        return stop
+        before, started = look_budget.invocation_seconds(sweep), clock()
+        run_pending(outdir)
+        sweep = Sweep.load(outdir)
+        sweep.sequential = record
+        record["rounds"] += 1
+        record["overhead_seconds"] += max(0.0, clock() - started - (look_budget.invocation_seconds(sweep) - before))
+    record["stopped"] = stop
+    sweep.save(outdir)
+    print(f"{experiment.name}: stopped at M = {sweep.reruns}: {stop}; {_clock(look_budget.spent(sweep, record))} spent "
+          f"({record['judge_seconds']:.1f} s of it judging the looks)", file=out, flush=True)
+    return stop

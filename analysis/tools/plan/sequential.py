@@ -57,20 +57,16 @@ def spent(t, alpha):
 
 
 @functools.lru_cache(maxsize=64)
-def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED, one_sample=False):
-    """{M: nominal p threshold} for the looks at M = start .. max_reruns reruns a side (or, with
-    `one_sample`, for the one-sample t test over M per-rerun values: the t intervals over reruns
-    that the report's claims are judged on, analysis.core.replication.over_reruns)."""
+def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED):
+    """{M: nominal p threshold} for the looks at M = start .. max_reruns reruns a side (the
+    report's claims under `timekit run --until-decided` use analysis.tools.plan.share_spending)."""
     rng = np.random.default_rng([seed, max_reruns, start])
     a = rng.standard_normal((simulations, max_reruns))
     b = rng.standard_normal((simulations, max_reruns))
     alive = np.ones(simulations, dtype=bool)
     out, before = {}, 0.0
     for m in range(start, max_reruns + 1):
-        if one_sample:
-            p = scipy.stats.ttest_1samp(a[:, :m], 0.0, axis=1).pvalue
-        else:
-            p = scipy.stats.ttest_ind(a[:, :m], b[:, :m], axis=1, equal_var=False).pvalue
+        p = scipy.stats.ttest_ind(a[:, :m], b[:, :m], axis=1, equal_var=False).pvalue
         quota = int(round((spent(m / max_reruns, alpha) - before) * simulations))
         candidates = np.sort(p[alive])
         c = float(candidates[quota - 1]) * (1 + 1e-12) if quota > 0 else 0.0
@@ -127,14 +123,3 @@ def run_sequence(base_means, new_means, alpha, threshold, max_reruns, start=STAR
         if decision.decided:
             break
     return decision
-
-
-def look_confidence(confidence, reruns, max_reruns, start=START):
-    """The confidence of the repeated t interval over `reruns` per-rerun values at this look, so
-    that a claim judged at every look from `start` to `max_reruns` keeps its overall level
-    `confidence` (O'Brien-Fleming-type spending of 1 - confidence, one-sample boundaries). Before
-    `start` no alpha is spent: confidence 1, an unbounded interval."""
-    if reruns >= max_reruns and max_reruns <= start:
-        return confidence  # one look only: the fixed design
-    level = boundaries(round(1 - confidence, 12), max_reruns, start, one_sample=True).get(reruns, 0.0)
-    return 1 - level

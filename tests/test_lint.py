@@ -65,3 +65,13 @@ def test_runner_refuses_an_invalid_definition_before_running(files):
     with pytest.raises(lint.LintError, match=r"misspelled.xml:2:.*\(and 5 more; run: timekit lint FILE\)"):
         runner.run_sweep(broken, "quick", experiments.Preset(reps=1, loads=(0,), reruns=1), files / "out")
     assert not (files / "out").exists()
+
+
+def test_a_task_file_with_a_null_or_numeric_key_is_named_not_a_crash(tmp_path):
+    """YAML allows keys that are not strings (`?` alone is a null key; `1:` a number): they are
+    unknown fields like any other, reported by name."""
+    task = tmp_path / "task.yml"
+    task.write_text("format_version: '2.0'\ninput_files: in.txt\n?\n1: x\n")
+    (tmp_path / "in.txt").write_text("1\n")
+    [problem] = lint.check_task(task)
+    assert "unknown field(s) 1, None" in problem

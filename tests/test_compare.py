@@ -57,7 +57,7 @@ def measure_trio(scratch, attempt):
     return base, benchexec(scratch, f"again{attempt}"), slower
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_aa_is_unchanged_and_a_ten_percent_slower_input_is_slower(programs, scratch):
     (scratch / "in").mkdir()
     (scratch / "in" / "x.txt").write_text("43434343\n")

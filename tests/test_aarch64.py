@@ -48,6 +48,7 @@ def emulated(program, *args, cwd):
 
 
 @pytest.mark.parametrize("measure", printed.MEASURES)
+@pytest.mark.benchexec
 def test_every_measure_prints_its_keys_on_aarch64(arm_programs, scratch, measure):
     path = write_params(scratch, measure, **{**SMALL[measure], **CURVES.get(measure, {})})
     done = emulated(arm_programs / "osbench", path, cwd=scratch)
@@ -69,6 +70,7 @@ def test_every_measure_prints_its_keys_on_aarch64(arm_programs, scratch, measure
 
 
 @pytest.mark.parametrize("mode", ["trace", "context-switch"])
+@pytest.mark.benchexec
 def test_the_tracer_prints_its_keys_on_aarch64(arm_programs, scratch, mode):
     params = scratch / "p.txt"
     params.write_text(f"mode={mode}\nduration-ms=100\ncalibration-reads=5000\nperiods-file=periods.csv\n")
@@ -128,6 +130,7 @@ def test_the_report_of_aarch64_results_marks_the_tsc_findings_not_x86(arm_progra
     assert len(tsc) == 2 and all(f.verdict == "not testable here" and f.evidence.startswith("not x86-64") for f in tsc)
 
 
+@pytest.mark.benchexec
 def test_the_plain_c_chains_of_other_architectures(programs, scratch):
     """kit.h's fallback for an architecture without its own chains (KIT_PLAIN_C_CHAINS builds it
     here): dependent adds and xors in C with a register barrier after each; the probe's keys and

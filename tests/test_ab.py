@@ -114,7 +114,7 @@ def test_ab_alternates_under_benchexec_survives_two_interrupts_and_resumes(progr
     assert json.loads(again.stdout)["rows"] == result["rows"]
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_ab_finds_a_heavier_input_slower_and_stops_when_the_ci_is_narrow(programs, scratch):
     base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
     out, log_path = scratch / "ab", scratch / "ab.log"

@@ -23,7 +23,7 @@ def test_a_look_at_the_recorded_ab_run_decides_the_slowdown_and_advises_on_wallt
     assert "invocations a side" in text and "timekit plan" in text
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_until_decided_stops_once_a_doubled_input_is_slower(programs, scratch):
     base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
     out, log_path = scratch / "ab", scratch / "ab.log"
@@ -37,7 +37,7 @@ def test_until_decided_stops_once_a_doubled_input_is_slower(programs, scratch):
     assert "cost: 3 invocations and 9 runs a side" in text, text
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_until_decided_within_a_budget_ends_inconclusive_and_says_what_would_decide(programs, scratch):
     base, new = definitions(scratch, runs=3)   # the same input: nothing to find
     out, log_path = scratch / "ab", scratch / "ab.log"

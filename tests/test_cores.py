@@ -106,6 +106,7 @@ def isort_reference(keys, max_key, iterations, seed):
 # programs
 
 
+@pytest.mark.benchexec
 def test_cachestress_output_and_checksum(programs, scratch):
     done, values = run_program(programs, "cachestress", params(scratch, "cachestress", workload="cachestress",
                                                                  buffer=65536, repeats=300))
@@ -118,6 +119,7 @@ def test_cachestress_output_and_checksum(programs, scratch):
     assert int(values["cpu-start"]) in os.sched_getaffinity(0)
 
 
+@pytest.mark.benchexec
 def test_cg_matches_an_exact_solve(programs, scratch):
     setting = {"rows": 300, "per-row": 3, "shift": 2, "cg-iterations": 60, "power-iterations": 3, "seed": 7}
     done, values = run_program(programs, "cg", params(scratch, "cg", workload="cg", **setting))
@@ -129,6 +131,7 @@ def test_cg_matches_an_exact_solve(programs, scratch):
     assert values["checksum"] == f"{float(values['zeta']):.12e}"
 
 
+@pytest.mark.benchexec
 def test_isort_sorts_and_its_checksum_matches(programs, scratch):
     done, values = run_program(programs, "isort", params(scratch, "isort", keys=5000, **{"max-key": 1024},
                                                            iterations=10, seed=7))
@@ -138,6 +141,7 @@ def test_isort_sorts_and_its_checksum_matches(programs, scratch):
 
 
 @pytest.mark.skipif(not shutil.which("taskset") or not TWO_CPUS, reason="needs taskset and CPU 1")
+@pytest.mark.benchexec
 def test_programs_report_the_cpu_they_ran_on(programs):
     for name in cores.WORKLOADS:
         done, values = run_program(programs, name, INPUTS / f"{name}.txt", "taskset", "--cpu-list", "1")
@@ -151,6 +155,7 @@ def test_programs_report_the_cpu_they_ran_on(programs):
     ("bufer=1\n", "unknown key 'bufer'"),
     ("buffer\n", "expected key=value"),
 ])
+@pytest.mark.benchexec
 def test_bad_parameter_files_are_refused(programs, scratch, content, message):
     path = scratch / "bad.txt"
     path.write_text(content)
@@ -159,6 +164,7 @@ def test_bad_parameter_files_are_refused(programs, scratch, content, message):
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.benchexec
 def test_without_clflush_cachestress_says_so_and_the_tool_info_gives_a_status(programs, scratch):
     binary = scratch / "cachestress"
     subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-DCACHESTRESS_NO_CLFLUSH",
@@ -177,6 +183,7 @@ def test_without_clflush_cachestress_says_so_and_the_tool_info_gives_a_status(pr
 # tool info
 
 
+@pytest.mark.benchexec
 def test_tool_info_chooses_the_program_per_task_set(programs):
     from tool_info.cores import Tool
 
@@ -343,6 +350,7 @@ def test_table_config_puts_cores_side_by_side(scratch):
 # ranking files and pinning
 
 
+@pytest.mark.benchexec
 def test_rank_command_writes_the_ranking(scratch, capsys):
     out = scratch / "ranking.json"
     assert cores_pinning.rank_command([str(f) for f in recorded_files()], out) == 0
@@ -363,11 +371,13 @@ def fresh_ranking(path, fastest_first):
     return cores_pinning.save_ranking(cores.rank(groups), path)
 
 
+@pytest.mark.benchexec
 def test_pin_refuses_without_a_ranking(scratch):
     with pytest.raises(cores.CoresError, match="no core ranking at .*timekit cores rank"):
         cores_pinning.pin_command(1, scratch / "none.json", ["true"])
 
 
+@pytest.mark.benchexec
 def test_pin_refuses_a_ranking_older_than_the_boot(scratch):
     path = fresh_ranking(scratch / "ranking.json", [0])
     created = json.loads(path.read_text())["created_epoch"]
@@ -380,6 +390,7 @@ def test_pin_refuses_a_ranking_older_than_the_boot(scratch):
         cores_pinning.pin_command(1, path, ["true"])
 
 
+@pytest.mark.benchexec
 def test_pin_refuses_bad_k_and_other_hosts(scratch):
     path = fresh_ranking(scratch / "ranking.json", [0])
     for k in (0, 2):
@@ -395,6 +406,7 @@ def test_pin_refuses_bad_k_and_other_hosts(scratch):
 
 
 @pytest.mark.skipif(not TWO_CPUS, reason="needs CPU 1")
+@pytest.mark.benchexec
 def test_run_pins_the_command_to_the_fastest_cores(scratch, capfd, monkeypatch):
     path = fresh_ranking(scratch / "ranking.json", [1, 0])
     argv = cores_pinning.pin_command(1, path, ["true"])

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from analysis.experiments.discipline import variation
 from analysis.experiments import discipline as experiment
@@ -46,6 +47,7 @@ def test_one_cpu_has_no_separate_cores_condition():
     assert steps[1].benchexec_args == ["--allowedCores", "3", "--limitCores", "1"]
 
 
+@pytest.mark.benchexec
 def test_background_load_is_pinned_and_niced(programs):
     with runner.BackgroundLoad(1, cpus=[1], nice=19) as load:
         pid = load.processes[0].pid

@@ -164,6 +164,7 @@ def test_timer(osbench, scratch):
 
 
 @pytest.mark.parametrize("measure", ["timer", "ctxsw-thread"])
+@pytest.mark.benchexec
 def test_clock_gettime_path_where_the_tsc_is_not_used(osbench, scratch, measure):
     """use-tsc=0 takes the path of a machine without an invariant TSC: clock_gettime and
     sched_getcpu time every region, and the output says so."""
@@ -271,6 +272,7 @@ def test_page_faults_one_per_anonymous_page(osbench, scratch):
     ("measure=loop\nsamples=0\n", "samples must be at least 1"),
     ("no equals sign\n", "expected key=value"),
 ])
+@pytest.mark.benchexec
 def test_bad_parameter_file_gives_one_line(osbench, scratch, text, message):
     path = scratch / "bad.txt"
     path.write_text(text)
@@ -279,6 +281,7 @@ def test_bad_parameter_file_gives_one_line(osbench, scratch, text, message):
     assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
 
 
+@pytest.mark.benchexec
 def test_version_line(osbench):
     done = subprocess.run([str(osbench / "osbench"), "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("osbench 1.0 (") and "-O2" in done.stdout
@@ -303,6 +306,7 @@ def test_committed_tasks_are_one_repetition_per_measurement():
         assert task.read_text() == tasks.TASK_TEMPLATE.format(rep=1, count=1, input=f"../../../inputs/os-microbench/{tasks.input_of(task.name)}.txt")
 
 
+@pytest.mark.benchexec
 def test_tool_info_reads_the_output(osbench):
     lines = ["programs/bin/osbench programs/inputs/os-microbench/loop.txt", "", "-" * 80, "", "measure=loop",
              "loop-median-ns=0.2707", "median=0.2707", "variant=loop", "lat-bytes-03=4096"]

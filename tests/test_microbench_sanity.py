@@ -267,6 +267,7 @@ def test_memory_level_starts_by_twice_the_llc(latency, caches, record_property):
 # 3. the -O2 build still measures the work: time grows with the repetition count
 
 
+@pytest.mark.benchexec
 def test_built_with_o2(osbench):
     done = subprocess.run([str(osbench / "osbench"), "--version"], capture_output=True, text=True, check=True)
     assert "-O2" in done.stdout

@@ -67,6 +67,7 @@ def replay(programs, scratch, trace, extra=""):
     return done
 
 
+@pytest.mark.benchexec
 def test_replay_finds_exactly_the_gaps_above_the_threshold(programs, scratch):
     """Gaps of 3 us every 1 ms and 50 random ones of 2 us are found, at their ticks; 300-tick
     delays (3x the median read distance) are not; the threshold is 10 x the median."""
@@ -95,6 +96,7 @@ def test_replay_finds_exactly_the_gaps_above_the_threshold(programs, scratch):
     # a host source every 1.05 ms beside a 4 ms tick: the denser train dominates
     ([(4.0, 0.5, 20000), (1.05, 0.1, 3000)], 100, 1.05),
 ])
+@pytest.mark.benchexec
 def test_dominant_period_is_the_fundamental_and_python_agrees(programs, scratch, trains, random_gaps, period):
     synthetic(scratch / "trace.txt", 80, trains=trains, random_gaps=random_gaps, seed=3)
     done = replay(programs, scratch, scratch / "trace.txt")
@@ -107,6 +109,7 @@ def test_dominant_period_is_the_fundamental_and_python_agrees(programs, scratch,
     assert mask.sum() >= 80 / period - 3  # the train's gaps, whatever the random ones add
 
 
+@pytest.mark.benchexec
 def test_replay_rejects_a_trace_that_runs_backwards(programs, scratch):
     (scratch / "trace.txt").write_text("\n".join(str(x) for x in [*range(0, 200000, 10), 5]) + "\n")
     done = replay(programs, scratch, scratch / "trace.txt")
@@ -114,6 +117,7 @@ def test_replay_rejects_a_trace_that_runs_backwards(programs, scratch):
     assert len(done.stderr.strip().splitlines()) == 1 and "increasing" in done.stderr
 
 
+@pytest.mark.benchexec
 def test_tracer_rejects_unknown_parameters(programs, scratch):
     params = scratch / "p.txt"
     params.write_text("mode=trace\nduration=100\n")
@@ -146,6 +150,7 @@ def test_live_tracer_output_format(programs, scratch, mode):
             assert number(values["context-switch"]) > 0
 
 
+@pytest.mark.benchexec
 def test_periods_file_errors_are_one_line(scratch):
     bad = scratch / "periods.csv"
     bad.write_text("a,b\n1,2\n")
@@ -156,6 +161,7 @@ def test_periods_file_errors_are_one_line(scratch):
         noise.read_periods(bad)
 
 
+@pytest.mark.benchexec
 def test_kernel_tick_from_a_recorded_config_and_from_config_gz(scratch):
     assert kernel.kernel_hz(DATA / "bare-metal-hz1000") == (1000, "/boot/config-6.1.0-21-amd64 (nohz_full)")
     (scratch / "proc/sys/kernel").mkdir(parents=True)
@@ -196,6 +202,7 @@ def scheduling_noise_copy(scratch):
     return scratch / "scheduling-noise.xml"
 
 
+@pytest.mark.timing
 def test_benchexec_runs_become_a_section_with_figures(programs, scratch):
     definition = scheduling_noise_copy(scratch)
     code, output = run_isolated([sys.executable, "-m", "benchexec.benchexec", str(definition), "-o", str(scratch / "out") + "/"],

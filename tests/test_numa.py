@@ -140,6 +140,7 @@ def test_tool_info_wraps_the_command_in_numactl(monkeypatch):
         tool.cmdline(executable, ["--cpunode", "0"], _Task(), None)
 
 
+@pytest.mark.benchexec
 def test_stream_output_format(programs, scratch):
     params = scratch / "stream.txt"
     params.write_text("trials=3\narray-mib=4\n")

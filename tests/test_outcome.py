@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from analysis import pipeline
 from analysis.core import results
 from analysis.core.report import render_html
@@ -67,6 +69,7 @@ def test_a_real_sweep_whose_runs_fail_prints_and_heads_its_section_with_why(prog
     assert data["sections"][0]["runs_missing"] == 2
 
 
+@pytest.mark.benchexec
 def test_timekit_run_prints_the_runs_of_a_real_sweep_and_records_its_sizes(programs, scratch):
     out = scratch / "sweep"
     done = subprocess.run([sys.executable, "-m", "analysis.cli", "run", "memory-bandwidth", "--output", str(out)],

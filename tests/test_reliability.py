@@ -45,6 +45,7 @@ def digests(directory):
             and "tables" not in p.relative_to(directory).parts[:1]}
 
 
+@pytest.mark.benchexec
 def test_no_container_sweep_is_flagged_in_the_report(sweep_dir):
     report = pipeline.build_report([sweep_dir])
     [section] = report.sections
@@ -56,6 +57,7 @@ def test_no_container_sweep_is_flagged_in_the_report(sweep_dir):
     assert not any("--no-container" in w for w in section.warnings)
 
 
+@pytest.mark.benchexec
 def test_killing_the_analysis_at_any_moment_leaves_the_results_alone(sweep_dir):
     before = digests(sweep_dir)
     rng = random.Random(7)

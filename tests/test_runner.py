@@ -19,12 +19,17 @@ APIS = ("runexec", "bash", "fish", "gnu")
 
 
 def timekit(*args, **kwargs):
+    """`timekit ARGS` in a session of its own: its session id is its pid, and whatever it starts
+    (benchexec, the runs, the background load) stays in that session unless it leaves it."""
     return subprocess.Popen([sys.executable, "-m", "analysis.cli", *map(str, args)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, **kwargs)
 
 
-def busy_processes():
-    found = subprocess.run(["pgrep", "-f", str(REPO / "programs" / "bin" / "busy")], stdout=subprocess.PIPE, text=True)
+def busy_processes(process):
+    """The background load's processes left in the session of `process` (started by timekit()):
+    only those this test started, never another test's running at the same time."""
+    found = subprocess.run(["pgrep", "-s", str(process.pid), "-f", str(REPO / "programs" / "bin" / "busy")],
+                           stdout=subprocess.PIPE, text=True)
     return found.stdout.split()
 
 
@@ -44,17 +49,18 @@ def runs_per_file(directory, step):
 
 def files_outside(directory):
     """(path, mtime) of every file in the checkout but `directory` and what builds, tests and
-    Python write anyway (the programs' binaries, hidden folders such as pytest's scratch and tox,
-    bytecode)."""
+    Python write anyway (the programs' binaries, native and aarch64, which tests running at the
+    same time may build; hidden folders such as pytest's scratch and tox; bytecode)."""
     found = set()
     for path in REPO.rglob("*"):
         parts = path.relative_to(REPO).parts
         hidden = any(part.startswith(".") for part in parts[:-1])  # .git, .tox, caches, pytest's scratch
-        if path.is_file() and not hidden and not {"__pycache__", "bin"} & set(parts) and directory not in path.parents:
+        if path.is_file() and not hidden and not {"__pycache__", "bin", "bin-aarch64"} & set(parts) and directory not in path.parents:
             found.add((path, path.stat().st_mtime_ns))
     return found
 
 
+@pytest.mark.benchexec
 def test_sweep_end_to_end(programs, scratch):
     out = scratch / "sweep"
     before = files_outside(out)
@@ -77,9 +83,10 @@ def test_sweep_end_to_end(programs, scratch):
     assert all(row["n"] == 2 for row in summary)
     # every API saw ~0.09 s of CPU for this input
     assert all(0.03 < row["mean"] < 0.5 for row in summary)
-    assert not busy_processes()
+    assert not busy_processes(process)
 
 
+@pytest.mark.benchexec
 def test_interrupted_sweep_leaves_nothing_running_and_resumes_without_loss(programs, scratch):
     out = scratch / "sweep"
     rng = random.Random(os.getpid())
@@ -95,7 +102,7 @@ def test_interrupted_sweep_leaves_nothing_running_and_resumes_without_loss(progr
     log, _ = process.communicate(timeout=120)
     assert process.returncode == 130, log
     assert "--resume" in log
-    assert not busy_processes(), "background load survived the interrupt"
+    assert not busy_processes(process), "background load survived the interrupt"
     assert not processes_in(out), "benchexec or a run survived the interrupt"
     interrupted = manifest(out)
     done_before = [s["name"] for s in interrupted["steps"] if s["status"] == "done"]
@@ -114,7 +121,7 @@ def test_interrupted_sweep_leaves_nothing_running_and_resumes_without_loss(progr
         assert len(files) == len(APIS)
         for names in files.values():  # the same structure as an uninterrupted sweep
             assert sorted(names) == sorted(set(names)) and len(names) == 3
-    assert not busy_processes()
+    assert not busy_processes(process)
 
 
 def test_failed_and_timed_out_runs_stay_out_of_the_statistics(programs, scratch):
@@ -153,6 +160,7 @@ def test_failed_and_timed_out_runs_stay_out_of_the_statistics(programs, scratch)
     (["run", "nosuch"], "invalid choice"),
     (["report", "no/such/dir"], "no/such/dir"),
 ])
+@pytest.mark.benchexec
 def test_bad_arguments_get_one_line_and_exit_2(args, message, scratch):
     process = timekit(*args, "--output", scratch / "x") if args[0] == "run" else timekit(*args)
     out, _ = process.communicate(timeout=120)
@@ -197,6 +205,7 @@ def test_every_kind_of_failure_keeps_its_status_and_is_counted(programs, scratch
                                     "1 error (signal 9)", "1 out of memory", "1 timeout"}
 
 
+@pytest.mark.benchexec
 def test_missing_compiler_is_one_line(scratch, monkeypatch):
     """A compiler that is not installed: the build error names it, no traceback."""
     import shutil as sh

@@ -146,6 +146,7 @@ def _run(program, budget, params, scratch):
 
 
 @pytest.mark.parametrize("llc,budget", [(16 * MiB, 30 * MiB), (1 * MiB, 12 * MiB + 100), (8 * MiB, 200_000_003)])
+@pytest.mark.benchexec
 def test_stream_arrays_are_what_sizing_says(programs, scratch, llc, budget):
     done = _run(programs / "stream", budget, f"trials=2\nllc-bytes={llc}\n", scratch)
     assert done.returncode == 0, done.stderr
@@ -154,6 +155,7 @@ def test_stream_arrays_are_what_sizing_says(programs, scratch, llc, budget):
     assert int(out["budget-bytes"].rstrip("B")) == budget and out["checksum-ok"] == "1"
 
 
+@pytest.mark.benchexec
 def test_stream_refuses_a_budget_that_holds_no_array_in_one_line(programs, scratch):
     done = _run(programs / "stream", 3000, "trials=2\nllc-bytes=1048576\n", scratch)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "budget-bytes=3000" in done.stderr
@@ -172,6 +174,7 @@ def largest_grid_point(limit, per_octave):
 
 @pytest.mark.parametrize("measure,steps", [("mem-latency", 2), ("mem-bandwidth", 1)])
 @pytest.mark.parametrize("llc,budget", [(4 * MiB, 9 * MiB), (1 * MiB, 64 * MiB)])
+@pytest.mark.benchexec
 def test_osbench_curves_end_where_sizing_says(programs, scratch, measure, steps, llc, budget):
     params = (f"measure={measure}\nsamples=1\nllc-bytes={llc}\n"
               + ("loads=1600\n" if measure == "mem-latency" else "sample-bytes=1M\n"))

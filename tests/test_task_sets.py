@@ -184,7 +184,7 @@ SETS_DEFINITION = """<?xml version="1.0"?>
 """
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_ab_under_benchexec_gives_one_row_per_task_set(programs, scratch):
     """Four tasks in two directories, one run each per invocation, 3 invocations a side; new counts
     the divisors of twice the numbers (twice the trial divisions)."""

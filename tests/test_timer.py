@@ -98,6 +98,7 @@ def test_timer_option_is_removed_before_the_inner_tool_sees_options():
 
 
 @pytest.mark.parametrize("name", ["bash", "fish", "gnu"])
+@pytest.mark.benchexec
 def test_no_shell_injection_through_file_names(name, programs, scratch):
     """A file name full of shell syntax reaches the program as one literal argument."""
     evil = scratch / "a b'c\";touch INJECTED;$(touch INJECTED2)`touch INJECTED3`.txt"
@@ -109,6 +110,7 @@ def test_no_shell_injection_through_file_names(name, programs, scratch):
 
 
 @pytest.mark.parametrize("name", ["bash", "gnu"])
+@pytest.mark.timing
 def test_timer_agrees_with_runexec_cgroup_of_the_same_run(name, programs, scratch):
     """runexec measures the timed command line in a cgroup; the timer's CPU time is close to it."""
     input_file = scratch / "n.txt"
@@ -130,6 +132,7 @@ def test_timer_agrees_with_runexec_cgroup_of_the_same_run(name, programs, scratc
     assert cgroup_cpu - 0.03 <= timer_cpu <= cgroup_cpu + 0.002
 
 
+@pytest.mark.benchexec
 def test_missing_timer_program_is_one_clear_error(programs, scratch):
     """A machine without fish: the fish run definition fails with what to install, not a traceback."""
     tool = TimedDivisors()

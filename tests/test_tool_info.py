@@ -24,6 +24,7 @@ def check_tool_info(module):
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m not in WRAPPED_UPSTREAM])
+@pytest.mark.benchexec
 def test_tool_info_module_passes_benchexec_check(module, programs):
     code, output, warnings = check_tool_info(module)
     assert code == 0, output

@@ -165,11 +165,18 @@ def build_report(paths, table_pages=None, notes=None):
 def price_findings(findings, experiment, tables, conditions, sweeps):
     """Each finding's cost: the section's invocations, runs and minutes (the step seconds that
     sweep.json recorded, BenchExec's start and end times), and for an inconclusive one what
-    deciding it would cost here (analysis.core.cost)."""
+    deciding it would cost here (analysis.core.cost). A claim decided at an earlier look of
+    `--until-decided` cost what ran up to that look, not what later rounds added for others."""
     seconds = {name: step.seconds for name, step in conditions.items() if step.seconds}
     reruns = max((s.reruns for _, s in sweeps), default=0)
     spent = cost.of(tables, seconds, reruns)
     for finding in findings:
+        look = run_looks.decided_at(finding)
+        if look:
+            upto = [t for t in tables if t.path.name in conditions and conditions[t.path.name].rerun <= look]
+            whole = spent.text().removeprefix("cost: ")
+            finding.cost = f"{cost.of(upto, seconds, look).text()} (up to look M = {look}; the sweep: {whole})"
+            continue
         plan = cost.decision_plan(finding.evidence, spent, experiment) if finding.verdict == "inconclusive" else ""
         finding.cost = spent.text() + (f"; {plan}" if plan else "")
 

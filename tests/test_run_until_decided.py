@@ -153,6 +153,8 @@ def test_the_report_keeps_a_decision_made_at_an_earlier_look(tmp_path):
     assert finding.verdict == "refuted"
     assert finding.evidence.startswith("Decided at look M = 4 and kept") and "the look at M = 4's evidence." in finding.evidence
     assert "would read inconclusive" in finding.evidence and "to decide it" not in finding.cost
+    # it cost what ran up to its look: 4 reruns of the 5 conditions, not the 5th round run for others
+    assert finding.cost.startswith("cost: 20 benchexec invocations") and "(up to look M = 4; the sweep: 25 benchexec" in finding.cost
 
 
 # The loop with fakes: one step per rerun, each invocation 10 s, a look costs 2 s on an injected clock.

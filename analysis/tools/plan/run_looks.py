@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import sys
 import time
 import warnings
@@ -113,6 +114,15 @@ def settled(findings, record):
             f = dataclasses.replace(f, evidence=f"{f.evidence} {given_up[f.claim]['why']}")
         out.append(f)
     return out
+
+
+def decided_at(finding):
+    """The look M at which a kept decision was taken (0 when the finding is not one)."""
+    match = _KEPT_AT.match(finding.evidence)
+    return int(match.group(1)) if match else 0
+
+
+_KEPT_AT = re.compile(re.escape(KEPT).replace(re.escape("{m}"), r"(\d+)"))
 
 
 def waiting(findings, record=None):

@@ -1,5 +1,7 @@
-"""Helpers for tests that start BenchExec."""
+"""Helpers for tests that start BenchExec, and for tests that build reports without looking at their figures."""
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -33,3 +35,31 @@ def run_isolated(command, cwd=REPO, timeout=600):
     text = log.read_text()
     log.unlink()
     return process.returncode, text
+
+
+def blank_png(figure, dpi=110):
+    """In place of analysis.core.plots.to_png: the figure closed, not drawn; a 1 x 1 PNG."""
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    plt.close(figure)
+    buffer = io.BytesIO()
+    matplotlib.image.imsave(buffer, np.zeros((1, 1, 3)), format="png")
+    return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def figures_not_drawn():
+    """Sections and reports built inside keep their figures (made, titled, counted) but do not draw
+    them: for tests whose assertions read findings, tables, warnings or report.json, where drawing
+    is most of the time. The tests of the figures themselves draw them."""
+    from analysis.core import plots
+    from analysis.experiments.core_heterogeneity import plots as cores_plots
+
+    saved = plots.to_png, cores_plots.to_png
+    plots.to_png = cores_plots.to_png = blank_png   # core-heterogeneity's plots re-export it
+    try:
+        yield
+    finally:
+        plots.to_png, cores_plots.to_png = saved

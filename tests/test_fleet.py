@@ -12,10 +12,8 @@ import numpy as np
 import pytest
 
 from analysis import cli, pipeline
-from analysis.core import plots
 from analysis.core.report import write_report
 from analysis.experiments import EXPERIMENTS
-from analysis.experiments.core_heterogeneity import plots as cores_plots
 from analysis.experiments.core_heterogeneity.analyse import CoresError
 from analysis.experiments.core_heterogeneity.pinning import pin_command
 from analysis.sweep.model import Sweep
@@ -26,6 +24,7 @@ from analysis.tools.fleet.collect import Node, NodeSweep, environment_difference
 from analysis.tools.fleet.manifest import Fleet, Job
 from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
 from tests import fleet_data, slurm
+from tests.helpers import figures_not_drawn
 
 REPO = Path(__file__).resolve().parent.parent
 RECORDED = REPO / "tests" / "data" / "recorded-demo"
@@ -195,27 +194,12 @@ def test_fleet_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
 # a fleet of distinct machines: one 8 % slower, one with a noisy CPU
 
 
-def _blank_png(figure, dpi=110):
-    """In place of plots.to_png: the figure closed, not drawn; a 1 x 1 PNG."""
-    import io
-
-    import matplotlib.image
-    import matplotlib.pyplot as plt
-
-    plt.close(figure)
-    buffer = io.BytesIO()
-    matplotlib.image.imsave(buffer, np.zeros((1, 1, 3)), format="png")
-    return buffer.getvalue()
-
-
 def _report_without_table_pages(paths, outdir):
     """A node's report as the pipeline builds it, without the table-generator pages (12 of them
     here) and without drawing its figures (two thirds of its time): the fleet sections read
     report.json alone; the fleet report draws its own figures, and the SLURM tests below make real
     node reports."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(plots, "to_png", _blank_png)
-        patch.setattr(cores_plots, "to_png", _blank_png)   # core-heterogeneity's re-export
+    with figures_not_drawn():
         return write_report(pipeline.build_report(paths), outdir)
 
 

@@ -17,6 +17,7 @@ from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading
 from analysis.core.verdicts import ClaimSpec
 from analysis.experiments.os_microbench import claims as microbench_claims
 from analysis.experiments.os_microbench import figures as microbench_figures
+from tests.helpers import figures_not_drawn
 
 pytestmark = pytest.mark.unit
 
@@ -165,7 +166,8 @@ def _report(machine, monkeypatch):
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(microbench_figures.mplots, name, spy)
-    report = pipeline.build_report([(machine / e).relative_to(REPO) for e in ("os-microbench", "scheduling-noise")])
+    with figures_not_drawn():   # made (the spies above see their clocks), not drawn
+        report = pipeline.build_report([(machine / e).relative_to(REPO) for e in ("os-microbench", "scheduling-noise")])
     return report, clocks
 
 

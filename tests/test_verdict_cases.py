@@ -24,6 +24,7 @@ from analysis.experiments.time_apis import modes
 from analysis.experiments.time_apis.samples import Samples
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Context
+from tests.helpers import figures_not_drawn
 
 pytestmark = pytest.mark.unit
 
@@ -33,13 +34,15 @@ JUDGED = ("confirmed", "refuted")
 
 @functools.lru_cache(maxsize=None)
 def recorded(name):
-    """The report section of one experiment of the recorded demo (its sweep's conditions and machine)."""
+    """The report section of one experiment of the recorded demo (its sweep's conditions and machine),
+    its figures not drawn: these tests read findings."""
     directory = RECORDED / name
     tables, conditions, sweep = load_tables(directory, pipeline.all_columns())
     sweeps = [(directory, sweep)] if sweep else []
     context = Context(tables=tables, conditions=conditions, sweeps=sweeps,
                       environment=sweep.environment if sweep else {}, machine=pipeline._facts(sweeps, tables))
-    return EXPERIMENTS[name].section(context).section
+    with figures_not_drawn():
+        return EXPERIMENTS[name].section(context).section
 
 
 def finding(name, starts):

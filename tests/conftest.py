@@ -77,7 +77,8 @@ def pytest_runtest_setup(item):
     tests would run on several workers at once, each with its own copy of what they share."""
     group = item.get_closest_marker("xdist_group")
     if group and getattr(item.config.option, "loadgroup", False) and "@" not in item.nodeid.rsplit("]", 1)[-1]:
-        pytest.fail(f"pytest-xdist did not group this test (xdist_group {group.args[0]!r}): this pytest "
+        name = group.args[0] if group.args else group.kwargs.get("name", "default")
+        pytest.fail(f"pytest-xdist did not group this test (xdist_group {name!r}): this pytest "
                     f"{pytest.__version__} breaks --dist loadgroup (pytest-xdist issue 1386); install pytest<9.2",
                     pytrace=False)
 

@@ -32,9 +32,12 @@ def test_until_decided_stops_once_a_doubled_input_is_slower(programs, scratch):
     text = log_path.read_text()
     assert code == 1, text
     manifest = json.loads((out / "ab.json").read_text())
-    assert manifest["reruns"] == 3 and manifest["until_decided"], manifest["reruns"]
-    assert "every row decided after 3 reruns per side" in text and "runexec / x (cputime): slower at M = 3" in text, text
-    assert "cost: 3 invocations and 9 runs a side" in text, text
+    m = manifest["reruns"]
+    # a doubling is decided at the first look, or the second when the machine is busy (the first
+    # look's boundary is the strictest), well before --max-reruns 6
+    assert m in (3, 4) and manifest["until_decided"], m
+    assert f"every row decided after {m} reruns per side" in text and f"runexec / x (cputime): slower at M = {m}" in text, text
+    assert f"cost: {m} invocations and {3 * m} runs a side" in text, text
 
 
 @pytest.mark.timing

@@ -1,6 +1,7 @@
 """`timekit run --until-decided`: the repeated intervals keep their level over many looks, and the
 loop replays the recorded discipline sweep's real invocations round by round."""
 
+import math
 import shutil
 from types import SimpleNamespace
 
@@ -251,3 +252,18 @@ def test_a_claim_the_budget_cannot_decide_is_given_up_and_the_loop_stops(tmp_pat
     assert final["far"].verdict == "inconclusive"
     assert f"Not pursued from look M = 5: needs about M = {given['needed']}" in final["far"].evidence
     assert "the budget allows 13" in final["far"].evidence
+
+
+def test_the_forecast_reads_what_the_verdict_policy_writes_when_no_m_decides():
+    """A part on a grid as wide as the margin is never decided (given up at once); a part whose
+    estimate sits on the bound might be, one SE nearer: a finite forecast beyond today's M."""
+    from analysis.core.verdicts import Estimate, no_effect
+    from analysis.tools.plan import pursuit
+
+    on_grid = no_effect(Estimate(1.0, 0.99, 1.01, unit="reruns", n=10, m=5, scale="ratio", grid=0.05), 0.02)
+    assert "no number of reruns decides it" in on_grid.evidence
+    assert math.isinf(pursuit.needed_reruns(on_grid.evidence, 5, 20))
+    on_bound = (f"claim: > 1; 1, CI [0.99, 1.01] (t interval (95 %; {run_looks.MARK} at look M = 5 ...) over x); "
+                "no number of reruns decides it: the estimate sits on the bound.")
+    needed = pursuit.needed_reruns(on_bound, 5, 20)
+    assert math.isfinite(needed) and needed > 5

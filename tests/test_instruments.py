@@ -230,3 +230,22 @@ def test_the_recorded_demo_of_this_kind_of_machine_keeps_its_cycle_findings_on_a
     for claim, f in findings.items():
         if "cycle" in claim.split("(")[0] or "loop iteration" in claim:
             assert "not cross-checked" in f.evidence, claim
+
+
+@pytest.mark.benchexec
+@pytest.mark.parametrize("experiment", ["os-microbench", "scheduling-noise"])
+def test_table_generator_pages_title_no_column_ghz_that_holds_a_rate_no_clock_has(experiment, tmp_path):
+    """BenchExec's own pages (linked from every report) print the result files' values as they
+    are: the Intel recording's one-chain probe read 19.6-20.1 steps per ns. A column titled GHz
+    may only hold what a clock can be (0.1-7 GHz, the TSC's)."""
+    files = sorted((INTEL / experiment).glob("*.results.*.xml.bz2"))
+    page = pipeline._table_generator(REPO / "table-configs" / f"{experiment}.xml", files, tmp_path, experiment)
+    rows = [line.split("\t") for line in page.with_name(f"{experiment}.table.csv").read_text().splitlines()]
+    header = next(row for row in rows if "status" in row)
+    for index, title in enumerate(header):
+        if "GHz" not in title:
+            continue
+        for row in rows[rows.index(header) + 1:]:
+            if index < len(row) and re.fullmatch(r"[\d.]+", row[index].strip()):
+                assert 0.1 <= float(row[index]) <= 7, f"{title!r}: {row[index]}"
+    assert any("per ns" in title for title in header)   # the probe's rates are there, titled as rates

@@ -267,3 +267,7 @@ def test_the_forecast_reads_what_the_verdict_policy_writes_when_no_m_decides():
                 "no number of reruns decides it: the estimate sits on the bound.")
     needed = pursuit.needed_reruns(on_bound, 5, 20)
     assert math.isfinite(needed) and needed > 5
+    # within half a grid step of the bound is where the estimate stands now, not the grid's width
+    near_grid = on_bound.replace("the estimate sits on the bound", "on this grid, half a step (0.005) is as wide as "
+                                 "the distance from the estimate to the bound (0.004)")
+    assert pursuit.needed_reruns(near_grid, 5, 20) == needed

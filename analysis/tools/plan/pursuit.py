@@ -31,10 +31,12 @@ from analysis.tools.plan.share_spending import MARK
 
 GIVE_UP_FROM = 5  # before this M the SE itself rests on too few reruns to give a claim up
 _LEVEL = re.compile(r"\(([\d.]+) %; " + MARK)  # the claim's own level, as replication.over_reruns writes it
-# what analysis.core.verdicts writes when no M decides a part: on its grid (never), or on the bound
-# (one SE nearer, the optimistic forecast, it might)
-_NEVER = ("on this grid", "grid step is at least the margin's width", "grid step is as wide as the band")
-_ON_BOUND = ("more reruns than is practical would be needed", "the estimate sits on the bound")
+# what analysis.core.verdicts writes when no M decides a part: a grid as wide as the margin (never),
+# or an estimate on the bound or within half a grid step of it, as it stands (one SE nearer, the
+# optimistic forecast, it might)
+_NEVER = ("grid step is at least the margin's width", "grid step is as wide as the band")
+_ON_BOUND = ("more reruns than is practical would be needed", "the estimate sits on the bound",
+             "on this grid, half a step")
 
 
 def needed_reruns(evidence, reruns, allowed):

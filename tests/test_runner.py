@@ -218,3 +218,24 @@ def test_missing_compiler_is_one_line(scratch, monkeypatch):
     with pytest.raises(runner.SweepError) as error:
         runner.build_programs(scratch)
     assert "no-such-cc" in str(error.value) and "\n" not in str(error.value), error.value
+
+
+@pytest.mark.benchexec
+def test_runs_see_the_machine_through_the_kernel_not_a_fuse_overlay_and_leave_no_writes(scratch):
+    """The container the runner asks BenchExec for (runner.container_dirs): '/' is the host's own
+    file system, read-only, not fuse-overlayfs (a FUSE daemon between the program and its files);
+    the checkout is writable and what a run writes there vanishes with it, as under BenchExec's
+    default; the home directory is empty."""
+    from analysis.sweep.runner import container_dirs
+
+    host_root = subprocess.run(["stat", "-f", "-c", "%T", "/"], capture_output=True, text=True).stdout.strip()
+    probe = scratch / "written-in-the-run"
+    script = (f"stat -f -c 'root=%T' /; touch /etc/timekit-probe 2>/dev/null || echo root-read-only; "
+              f"echo kept > {probe} && echo checkout-writable; ls -A $HOME | wc -l | sed 's/^/home-entries=/'")
+    log = scratch / "run.log"
+    subprocess.run([sys.executable, "-m", "benchexec.runexecutor", "--output", str(log), *container_dirs(),
+                    "--", "/bin/sh", "-c", script], cwd=scratch, check=True, capture_output=True)
+    seen = log.read_text().splitlines()
+    assert f"root={host_root}" in seen and "fuse" not in host_root, seen
+    assert {"root-read-only", "checkout-writable", "home-entries=0"} <= set(seen), seen
+    assert not probe.exists()

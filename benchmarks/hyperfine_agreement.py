@@ -14,7 +14,12 @@ cputime, and cmdrun's user + system of the command; B: user + system; C: the cgr
 Target: A and B agree within 2 %, judged on the per-round ratios A / B: their geometric mean and a
 95 % t interval over rounds ('agree' when the interval lies within 1 +- 2 %, 'differ' when wholly
 outside, else 'not resolved'), for BenchExec's walltime and for the command's own wall time in the
-kit (walltime less what BenchExec adds beyond cmdrun's timing). The overhead per run is what a user waits for beyond the command:
+kit (walltime less what BenchExec adds beyond cmdrun's timing). The same ratios with each side
+first divided by the loop's own timing of the executions it measured (the loop is built with
+-DSELF_REPORT: its process CPU time and main's wall time, printed per execution) compare what the
+tools add to or leave out of an execution, which the machine's drift between the turns does not
+move: the figure that answers "do the kit's numbers agree with hyperfine's" on a shared VM, where
+the same loop's own CPU time moves by a third between two minutes. The overhead per run is what a user waits for beyond the command:
 for B its whole command's wall time / runs - the command's mean; for A BenchExec's gap between one
 run's end and the next one's start (from the result files) and, once per invocation, the rest of
 the command's wall time (BenchExec's start and end, the kit's own); beside them, what BenchExec's
@@ -33,9 +38,12 @@ import math
 import resource
 import shutil
 import statistics
+import os
+import re
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 from scipy import stats
@@ -51,14 +59,14 @@ WORKDIR = REPO / ".pytest-tmp" / "bench-hyperfine"
 TARGET = 0.02
 
 
-def run(command, log_path):
+def run(command, log_path, env=None):
     """Run in WORKDIR (where ./loop is); wall time in s."""
     with open(log_path, "w") as out:
         out.write(f"# {' '.join(map(str, command))}\n")
         out.flush()
         begin = time.monotonic()
         done = subprocess.run(list(map(str, command)), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                              cwd=WORKDIR)
+                              cwd=WORKDIR, env=env)
         seconds = time.monotonic() - begin
     if done.returncode != 0:
         raise BenchmarkError(f"{command[0]} exited with {done.returncode} (log: {log_path})")
@@ -75,13 +83,33 @@ def cpu_of_child(command):
 def build(seconds):
     """./loop taking about `seconds` of CPU: calibrated from a build of 200 million additions."""
     def compile_with(millions):
-        subprocess.run(["cc", "-O2", f"-DMILLIONS={millions}", "-o", str(WORKDIR / "loop"), str(LOOP)], check=True)
+        subprocess.run(["cc", "-O2", "-DSELF_REPORT", f"-DMILLIONS={millions}", "-o", str(WORKDIR / "loop"), str(LOOP)],
+                       check=True)
 
     compile_with(200)
     per_million = min(cpu_of_child(["./loop"]) for _ in range(3)) / 200
     millions = max(1, round(seconds / per_million))
     compile_with(millions)
     return millions
+
+
+SELF_LINE = re.compile(r"^loop-self cpu=([0-9.]+) wall=([0-9.]+)$", re.MULTILINE)
+
+
+def self_means(texts, runs):
+    """The loop's own CPU and wall time (its -DSELF_REPORT line), averaged over the executions
+    whose output is in `texts`: the reference both tools are held against."""
+    found = [(float(cpu), float(wall)) for text in texts for cpu, wall in SELF_LINE.findall(text)]
+    if len(found) != runs:
+        raise BenchmarkError(f"expected {runs} 'loop-self' lines, found {len(found)}")
+    return {"self_cpu": statistics.fmean(c for c, _ in found), "self_wall": statistics.fmean(w for _, w in found)}
+
+
+def kit_outputs(directory):
+    """The runs' output as BenchExec kept it (the logfiles zip of each invocation)."""
+    for archive in sorted(Path(directory).glob("*.logfiles.zip")):
+        with zipfile.ZipFile(archive) as z:
+            yield from (z.read(name).decode(errors="replace") for name in z.namelist() if name.endswith(".log"))
 
 
 def kit(round_no, runs):
@@ -96,29 +124,52 @@ def kit(round_no, runs):
             "command_mean": result["mean"] - in_walltime,
             "user_system": result["user"] + result["system"], "stddev": result["stddev"],
             "overhead_per_run": gap, "per_invocation": seconds - runs * (result["mean"] + gap),
-            "benchexec_in_walltime": in_walltime, "loadavg_after": loadavg()}
+            "benchexec_in_walltime": in_walltime, "loadavg_after": loadavg(),
+            **self_means(kit_outputs(WORKDIR / f"kit-{round_no}"), runs)}
 
 
 def hyperfine(round_no, runs):
     out = WORKDIR / f"hyperfine-{round_no}.json"
+    self_log = WORKDIR / f"hyperfine-{round_no}.self"
     seconds = run(["hyperfine", "--runs", runs, "--export-json", out, "--style", "basic", "./loop"],
-                  WORKDIR / f"hyperfine-{round_no}.log")
+                  WORKDIR / f"hyperfine-{round_no}.log", env={**os.environ, "LOOP_SELF_LOG": str(self_log)})
     [result] = json.loads(out.read_text())["results"]
     return {"seconds": seconds, "runs": runs, "mean": result["mean"], "cputime": result["user"] + result["system"],
-            "stddev": result["stddev"], "overhead_per_run": seconds / runs - result["mean"], "loadavg_after": loadavg()}
+            "stddev": result["stddev"], "overhead_per_run": seconds / runs - result["mean"], "loadavg_after": loadavg(),
+            **self_means([self_log.read_text()], runs)}
 
 
 def plain_runexec(round_no, runs):
     """C: BenchExec's runexec alone, one call per run (its container and cgroups, no kit): whether a
     difference between A and B comes from the kit or from BenchExec's run environment."""
-    walls, cpus = [], []
+    walls, cpus, outputs = [], [], []
     for k in range(runs):
-        log_path = WORKDIR / f"runexec-{round_no}-{k}.log"
-        run([str(Path(sys.executable).parent / "runexec"), "--quiet", "--output", "/dev/null", "--", "./loop"], log_path)
+        log_path, output = WORKDIR / f"runexec-{round_no}-{k}.log", WORKDIR / f"runexec-{round_no}-{k}.out"
+        run([str(Path(sys.executable).parent / "runexec"), "--quiet", "--output", output, "--", "./loop"], log_path)
         values = dict(line.split("=", 1) for line in log_path.read_text().splitlines() if "=" in line and not line.startswith("#"))
         walls.append(float(values["walltime"].rstrip("s")))
         cpus.append(float(values["cputime"].rstrip("s")))
-    return {"runs": runs, "mean": sum(walls) / runs, "cputime": sum(cpus) / runs, "loadavg_after": loadavg()}
+        outputs.append(output.read_text())
+    return {"runs": runs, "mean": sum(walls) / runs, "cputime": sum(cpus) / runs, "loadavg_after": loadavg(),
+            **self_means(outputs, runs)}
+
+
+# each tool's figure over the loop's own timing of the same executions, kit / hyperfine
+SELF_REFERENCED = ("self_wall_ratio", "self_command_wall_ratio", "self_cpu_ratio", "self_runexec_cpu_ratio")
+
+
+def self_referenced(measured):
+    """The ratios kit / hyperfine with each side divided by the loop's own timing of the very
+    executions it measured. On a shared VM the loop's CPU time moves by a third between two
+    minutes (other tenants, frequency), so the plain ratios of two turns measure the machine as
+    much as the tools; what each tool adds to or leaves out of the execution it times does not
+    move with the machine, and these ratios compare exactly that."""
+    a, b, c = measured["A"], measured["B"], measured["C"]
+    hyperfine_wall, hyperfine_cpu = b["mean"] / b["self_wall"], b["cputime"] / b["self_cpu"]
+    return {"self_wall_ratio": a["mean"] / a["self_wall"] / hyperfine_wall,
+            "self_command_wall_ratio": a["command_mean"] / a["self_wall"] / hyperfine_wall,
+            "self_cpu_ratio": a["cputime"] / a["self_cpu"] / hyperfine_cpu,
+            "self_runexec_cpu_ratio": c["cputime"] / c["self_cpu"] / hyperfine_cpu}
 
 
 def agreement(ratios, confidence=0.95):
@@ -173,12 +224,13 @@ def main(argv=None):
         measured["user_system_ratio"] = measured["A"]["user_system"] / measured["B"]["cputime"]
         measured["runexec_wall_ratio"] = measured["C"]["mean"] / measured["B"]["mean"]
         measured["runexec_cpu_ratio"] = measured["C"]["cputime"] / measured["B"]["cputime"]
+        measured.update(self_referenced(measured))
         record["rounds"].append(measured)
         log(f"  wall: kit {measured['A']['mean']:.4f} s, hyperfine {measured['B']['mean']:.4f} s, ratio {measured['wall_ratio']:.4f}; "
             f"cpu ratio {measured['cpu_ratio']:.4f}")
     rounds = record["rounds"]
     ratios = ("wall_ratio", "command_wall_ratio", "cpu_ratio", "user_system_ratio", "runexec_wall_ratio",
-              "runexec_cpu_ratio")
+              "runexec_cpu_ratio", *SELF_REFERENCED)
     record["median"] = {key: median([r[key] for r in rounds]) for key in ratios}
     record["agreement"] = {key: agreement([r[key] for r in rounds]) for key in ratios}
     for side in ("A", "B", "C"):
@@ -209,6 +261,13 @@ def main(argv=None):
           f"{_judged(a['cpu_ratio'])} (rounds {cpus}) | {_verdict(a['cpu_ratio'])} |")
     print(f"| user + system of the command (A: cmdrun's wait4 rusage) | {m['A']['user_system']:.4f} s | "
           f"{m['B']['cputime']:.4f} s | {_judged(a['user_system_ratio'])} | {_verdict(a['user_system_ratio'])} |")
+    for key, what in (("self_wall_ratio", "wall time per run (BenchExec's walltime)"),
+                      ("self_command_wall_ratio", "wall time of the command (cmdrun's timing)"),
+                      ("self_cpu_ratio", "CPU time per run (cgroup)"),
+                      ("self_runexec_cpu_ratio", "C: plain runexec's CPU time (cgroup)")):
+        print(f"| {what}, each side over the loop's own timing of its executions | "
+              f"{m['A']['self_wall' if 'wall' in key else 'self_cpu']:.4f} s own | "
+              f"{m['B']['self_wall' if 'wall' in key else 'self_cpu']:.4f} s own | {_judged(a[key])} | {_verdict(a[key])} |")
     print(f"| C: plain runexec per run (BenchExec without the kit), wall and CPU | {m['C']['mean']:.4f} s, "
           f"{m['C']['cputime']:.4f} s | | {m['runexec_wall_ratio']:.4f}, {m['runexec_cpu_ratio']:.4f} | (info) |")
     print(f"| overhead per run (A: BenchExec's gap between runs; B: whole command / runs - mean) | "

@@ -23,6 +23,8 @@ columns (units, per-column accumulators), fast_reader, strict_reader.
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import os
 import zlib
 
@@ -39,7 +41,14 @@ def load_results(paths, columns=None) -> list[RunTable]:
     """Load result files; a directory stands for its ``*.results*.xml[.bz2|.gz]`` files, sorted."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    return [load_result(file, columns) for path in paths for file in files.result_files(path)]
+    found = [file for path in paths for file in files.result_files(path)]
+    if len(found) < 2:
+        return [load_result(file, columns) for file in found]
+    # two files at a time: one decompresses (bz2 releases the GIL) while the other is parsed; a
+    # file of a sweep is often one chunk, so within a file the two cannot overlap. map keeps the
+    # order, and the first bad file in that order raises, as one after the other would.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return list(pool.map(functools.partial(load_result, columns=columns), found))
 
 
 def load_result(path, columns=None) -> RunTable:

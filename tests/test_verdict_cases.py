@@ -194,6 +194,21 @@ def test_3_where_the_rule_can_see_the_mode_the_claim_is_decided_either_way():
     assert time_claims.distributions_multimodal("x", _modality(30, 12))[0].verdict == "confirmed"
 
 
+def test_3_a_share_of_12_distributions_is_not_decided_by_more_runs_and_says_so():
+    """5 of 12 distributions with 2+ modes after 14 reruns of 10: the Clopper-Pearson interval is
+    over the 12 distributions, so no number of runs or reruns narrows it; what would is more of
+    them (the normal approximation: 12 x (half-width / distance to the bound)^2), and the cost
+    line names no M or n (a run of time-apis once named 'about n = 1873 runs')."""
+    data = _modality(140, 5)
+    data["reruns"] = 14
+    [f] = time_claims.distributions_multimodal("x", data)
+    assert f.verdict == "inconclusive"
+    assert "unit: a share of n = 12 cases" in f.evidence
+    never = verdicts.undecidable(f.evidence)
+    assert never.startswith("no number of runs or reruns decides it") and "about 163 cases" in never, never
+    assert verdicts.needed_sizes(f.evidence) == {}
+
+
 # --- 4. time-apis: "load does not increase CPU time" needs equivalence --------------------------
 
 def _samples(means, m=3, n=10, drift=0.01, within=0.01, seed=0):

@@ -43,7 +43,9 @@ class Estimate:
     value: float
     low: float
     high: float
-    unit: str = "runs"  # "reruns" (invocations/rounds), "runs" (of one invocation) or "samples" (of one run)
+    # "reruns" (invocations/rounds), "runs" (of one invocation), "samples" (of one run) or "cases": a
+    # share of n cases (binomial), whose interval narrows only with more cases, not with more runs
+    unit: str = "runs"
     n: int = 0  # runs per condition (per rerun, when the unit is reruns)
     m: int = 1  # reruns per condition
     method: str = ""  # e.g. "Welch t on rerun means, 95 % CI"
@@ -71,6 +73,8 @@ class Estimate:
             return f"unit: reruns, M = {self.m} of n = {self.n} runs"
         if self.unit == "samples":
             return f"unit: samples of one run, n = {self.n}"
+        if self.unit == "cases":
+            return f"unit: a share of n = {self.n} cases"
         if self.unit == "pooled":
             return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
@@ -135,6 +139,11 @@ def _needed(est, distance):
     if room <= 0:
         return _never(est, f"on this grid, half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the "
                            f"distance from the estimate to the bound ({_fmt(distance, est.scale)})")
+    if est.unit == "cases":
+        # the binomial half-width shrinks as 1/sqrt(cases) (normal approximation), the share held
+        cases = math.ceil(est.n * (half / room) ** 2)
+        return _never(est, f"a share of {est.n} cases narrows only with more cases, not with runs or reruns, "
+                           f"about {cases} cases with this share would decide it")
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive
 
     size = est.m if est.unit == "reruns" else est.n

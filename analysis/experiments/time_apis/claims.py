@@ -226,7 +226,7 @@ def distributions_multimodal(label, data):
     multi = [m for m in rows if m["modes"] >= 2]
     n = min(m["n"] for m in rows)
     value, low, high = replication.share(len(multi), len(rows))
-    est = Estimate(value, low, high, unit="runs", n=n, m=data.get("reruns", 1), scale="ratio",
+    est = Estimate(value, low, high, unit="cases", n=len(rows), m=data.get("reruns", 1), scale="ratio",
                    method=f"share of the {len(rows)} (API, load) distributions with 2+ modes, Clopper-Pearson 95 %")
     v = verdicts.at_least(est, OFTEN)
     blind = n < modes.DETECTS_FROM

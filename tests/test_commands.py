@@ -377,3 +377,17 @@ def test_a_command_that_always_fails_is_one_line_with_where_to_look(programs, sc
                          cwd=scratch)
     assert code == 2 and "timekit: error: echo oops >&2; exit 3: no run finished normally" in text, text
     assert "logfiles.zip" in text and "Traceback" not in text
+
+
+@pytest.mark.unit
+def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_threshold_excluded():
+    """A 10 % slower build on a noisy VM: '~' with a CI up to +19.2 % passes the gate (exit 0), and
+    the line says that a slowdown that large is not excluded and what would tell; a narrow CI
+    within the threshold keeps the plain line; a slowdown is the gate's answer."""
+    wide = {"command": "./a → ./b", "column": "cputime", "verdict": "~", "ci_high": 1.1918}
+    line = ab_input.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
+    assert line.startswith("verdict: no significant slowdown beyond the threshold (exit 0); not excluded either")
+    assert "cputime's CI for ./a → ./b reaches +19.2 %, beyond the 2 % threshold" in line and "--until-decided" in line
+    narrow = ab_input.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
+    assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
+    assert ab_input.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"

@@ -148,6 +148,8 @@ class _RunScanner:
         while text:
             if self.layout is not None:
                 text = self._scan_known(text)
+                if not text:
+                    break
             # the slower expression reads a few runs only, to learn (or extend) the layout, and
             # the layout's one expression the rest: a file of 1,000 runs is often a single chunk,
             # which the slower expression alone read at about a third of the speed

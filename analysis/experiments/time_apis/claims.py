@@ -93,6 +93,22 @@ def _none_left(claim, aside):
                                                "reruns decides any of them." + _aside_text(aside))
 
 
+def _judged_equivalences(samples, quantity, candidates, estimate, others=0):
+    """The 'no effect beyond ±NEGLIGIBLE' parts of a claim, judged as one Bonferroni family with
+    `others` parts of another kind: ([(part, verdict)] of the parts judged, [(part, why)] of the
+    grid-bound parts set aside, the family's size). estimate(part, level) -> Estimate or None."""
+    kept, aside = _split_on_grid(samples, quantity, candidates, NEGLIGIBLE)
+    k = len(kept) + len(aside) + others
+    level = family(0.90, k)
+
+    def judge(part):
+        est = estimate(part, level)
+        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(part[0])
+
+    refuting, aside = _judge_grid_bound(aside, judge)
+    return [(part, judge(part)) for part in kept] + refuting, aside, k
+
+
 def api_does_not_matter(samples, apis, base, label, judged):
     """The choice of timing API does not change the measured CPU time (at the lowest load)."""
     claim = f"{label}: the choice of timing API does not change the measured CPU time (thesis, ch. 3.3)"
@@ -102,24 +118,16 @@ def api_does_not_matter(samples, apis, base, label, judged):
     reference = (samples.api == "runexec") & (samples.load == base)
     candidates = [(f"{api_label(api)} / RunExec at load {base}", reference, (samples.api == api) & (samples.load == base),
                    api) for api in others]
-    kept, aside = _split_on_grid(samples, "observed_cpu", candidates, NEGLIGIBLE)
-    k = len(kept) + len(aside)
-    level = family(0.90, k)
-
-    def judge(part):
-        _, ref, mask, api = part
-        est = ratio(samples, "observed_cpu", ref, mask, level, f"CPU time of {api} / runexec")
-        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(api)
-
-    refuting, aside = _judge_grid_bound(aside, judge)
-    judged_parts = [(part, judge(part)) for part in kept] + refuting
+    judged_parts, aside, k = _judged_equivalences(
+        samples, "observed_cpu", candidates,
+        lambda part, level: ratio(samples, "observed_cpu", *part[1:3], level, f"CPU time of {part[3]} / runexec"))
     if not judged_parts:
         return [_none_left(claim, aside)]
     for part, v in judged_parts:
         judged.append((f"{label}: CPU time {part[3]} / runexec at load {base}", "the API does not change CPU time", v))
     parts = [(part[0], v) for part, v in judged_parts]
     return [Finding(claim, verdicts.all_of([v for _, v in parts]),
-                    _parts_evidence(parts, level, "equivalence", aside, k) + " Each timer's own offset is in the "
+                    _parts_evidence(parts, family(0.90, k), "equivalence", aside, k) + " Each timer's own offset is in the "
                     "table of timer resolution and bias.")]
 
 
@@ -136,24 +144,16 @@ def load_leaves_cpu_time(samples, apis, loads, base, label, judged):
         return [Finding(claim, "not testable here", "only one load level measured.")]
     candidates = [(f"{api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in pairs]
-    kept, aside = _split_on_grid(samples, "observed_cpu", candidates, NEGLIGIBLE)
-    k = len(kept) + len(aside)
-    level = family(0.90, k)
-
-    def judge(part):
-        _, _, _, api, load = part
-        est = load_ratio(samples, "observed_cpu", api, base, load, level)
-        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
-
-    refuting, aside = _judge_grid_bound(aside, judge)
-    judged_parts = [(part, judge(part)) for part in kept] + refuting
+    judged_parts, aside, k = _judged_equivalences(
+        samples, "observed_cpu", candidates,
+        lambda part, level: load_ratio(samples, "observed_cpu", part[3], base, part[4], level))
     if not judged_parts:
         return [_none_left(claim, aside)]
     for (_, _, _, api, load), v in judged_parts:
         judged.append((f"{label}: CPU time {api} load {load} / load {base}", "load leaves the CPU time alone", v))
     parts = [(part[0], v) for part, v in judged_parts]
     return [Finding(claim, verdicts.all_of([v for _, v in parts]),
-                    _parts_evidence(parts, level, "equivalence", aside, k))]
+                    _parts_evidence(parts, family(0.90, k), "equivalence", aside, k))]
 
 
 def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged):
@@ -169,16 +169,9 @@ def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged)
                                                f"{', '.join(map(str, loads))}).")]
     candidates = [(f"flat: {api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in below]
-    below, aside = _split_on_grid(samples, "observed_wall", candidates, NEGLIGIBLE)
-    k = len(below) + len(aside) + len(above)
-
-    def judge(part):
-        _, _, _, api, load = part
-        est = load_ratio(samples, "observed_wall", api, base, load, family(0.90, k))
-        return verdicts.no_effect(est, NEGLIGIBLE) if est else _missing(f"{api} load {load}")
-
-    refuting, aside = _judge_grid_bound(aside, judge)
-    flat = [(part, judge(part)) for part in below] + refuting
+    flat, aside, k = _judged_equivalences(
+        samples, "observed_wall", candidates,
+        lambda part, level: load_ratio(samples, "observed_wall", part[3], base, part[4], level), others=len(above))
     if not flat:
         return [Finding(claim, "not testable here", "no 'flat' part is left to judge: every one's grid is too coarse "
                                                     "for the margin." + _aside_text(aside))]

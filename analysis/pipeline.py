@@ -53,17 +53,29 @@ def _benchexec_program(name):
     return found
 
 
-def table_jobs(directory, sweep):
-    """(config, result files, output folder, page name) of every table-generator page of a sweep:
-    one per benchexec invocation (the timing APIs side by side), or one for the whole sweep where
-    the experiment's conditions are its steps."""
+def table_jobs(directory, sweep, pages):
+    """(config, result files, output folder, page name) of every table-generator page of a sweep,
+    written into `pages`: one per benchexec invocation (the timing APIs side by side), or one for
+    the whole sweep where the experiment's conditions are its steps."""
     experiment = EXPERIMENTS[sweep.experiment]
     done = [step for step in sweep.steps if step.status == "done" and step.result_files]
     if experiment.one_table:
         files = [directory / f for step in done for f in step.result_files]
-        return [(experiment.table, files, directory / "tables", experiment.name)] if files else []
-    return [(experiment.table, [directory / f for f in step.result_files], directory / "tables", step.name)
-            for step in done]
+        return [(experiment.table, files, pages, experiment.name)] if files else []
+    return [(experiment.table, [directory / f for f in step.result_files], pages, step.name) for step in done]
+
+
+def pages_folder(sweep_dir, outdir, sweep_dirs):
+    """Where a report puts a sweep's table-generator pages: the sweep's own tables/ when the report
+    is written inside that sweep (timekit run, timekit report SWEEP), else a folder of the report's
+    own, named by the sweep's path below the sweeps' common folder. A report never writes into
+    the results it reads otherwise: recorded results (another machine's, kept as recorded, perhaps
+    read-only) lose nothing, and their old pages are not replaced by this kit's."""
+    sweep_dir, outdir = Path(sweep_dir).resolve(), Path(outdir).resolve()
+    if outdir.is_relative_to(sweep_dir):
+        return sweep_dir / "tables"
+    common = Path(os.path.commonpath([Path(d).resolve() for d in sweep_dirs]))
+    return outdir / "tables" / (sweep_dir.relative_to(common) if sweep_dir != common else sweep_dir.name)
 
 
 def run_table_jobs(jobs):
@@ -205,12 +217,12 @@ def tables_and_report(paths, outdir, out=None):
     """table-generator pages for every sweep, then the report; returns the report's paths. What
     was analysed and what was skipped (and why) is printed to `out` (default stdout)."""
     jobs, experiments = [], []
-    for path in map(Path, paths):
-        if (path / MANIFEST).exists():
-            sweep = Sweep.load(path)
-            sweep_jobs = table_jobs(path, sweep)
-            jobs += sweep_jobs
-            experiments += [sweep.experiment] * len(sweep_jobs)
+    sweep_dirs = [path for path in map(Path, paths) if (path / MANIFEST).exists()]
+    for path in sweep_dirs:
+        sweep = Sweep.load(path)
+        sweep_jobs = table_jobs(path, sweep, pages_folder(path, outdir, sweep_dirs))
+        jobs += sweep_jobs
+        experiments += [sweep.experiment] * len(sweep_jobs)
     pages = {}
     for experiment, job in zip(experiments, jobs):
         pages.setdefault(experiment, []).append(os.path.relpath(page_of(job), outdir))

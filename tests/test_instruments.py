@@ -6,6 +6,9 @@ reports of two recorded machines are rebuilt: the Intel VM of 2026-11-25, whose 
 read 20-25 GHz (several adds per cycle on Golden Cove), and the AMD EPYC VM of the recorded demo.
 """
 
+import hashlib
+import io
+import os
 import re
 from pathlib import Path
 
@@ -249,3 +252,28 @@ def test_table_generator_pages_title_no_column_ghz_that_holds_a_rate_no_clock_ha
             if index < len(row) and re.fullmatch(r"[\d.]+", row[index].strip()):
                 assert 0.1 <= float(row[index]) <= 7, f"{title!r}: {row[index]}"
     assert any("per ns" in title for title in header)   # the probe's rates are there, titled as rates
+
+
+def _digests(directory):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(directory).rglob("*")) if p.is_file()}
+
+
+@pytest.mark.benchexec
+def test_a_report_over_a_recorded_machine_writes_its_pages_beside_itself_and_cites_no_impossible_clock(tmp_path):
+    """`timekit report` over the Intel recording (os-microbench, scheduling-noise): its recorded
+    table pages stay as they were (they title the one-chain probe's 19.6-20.1 steps per ns 'core
+    GHz'; a report once rewrote them in place, into the recorded folder), the report's own pages
+    are made under its folder and linked from it, and neither the report nor those pages cite a
+    clock outside 0.1-7 GHz."""
+    sweeps = [INTEL / "os-microbench", INTEL / "scheduling-noise"]
+    before = _digests(INTEL)
+    out = tmp_path / "report"
+    paths = pipeline.tables_and_report(sweeps, out, out=io.StringIO())
+    assert _digests(INTEL) == before
+    pages = sorted((out / "tables").rglob("*.table.html"))
+    assert {p.parent.name for p in pages} == {"os-microbench", "scheduling-noise"}
+    html = paths["html"].read_text()
+    assert all(os.path.relpath(p, out) in html for p in pages)
+    texts = [html, *(p.with_suffix(".csv").read_text() for p in pages)]
+    cited = [float(v) for text in texts for v in re.findall(r"([\d.]+) ?GHz", text)]
+    assert cited and all(0.1 <= v <= 7 for v in cited), sorted(set(cited))

@@ -14,7 +14,7 @@ from analysis.core import stats as S
 from analysis.core.modality import modality
 from analysis.core.stats import (ALL_TESTS, adjust, holm, pairwise_tests, ratio_of_means, summarize,
                                  two_sample_tests)
-from analysis.core.timers import bias_against, timer_resolution
+from analysis.core.timers import bias_against, mean_offset_bound, scatter_before_rounding, timer_resolution
 
 # t quantile t_{0.975, 4} from a printed table (2.776), to 7 digits
 T_975_4 = 2.7764451
@@ -275,6 +275,50 @@ def test_timer_resolution_fish_like():
     assert timer_resolution(mixed).step == pytest.approx(1e-6)   # micros texts: 1 us grid
     millis = [parse_fish(fish_text(v)) for v in g.uniform(0.002, 0.9, 1000)]
     assert timer_resolution(millis).step == pytest.approx(1e-5)  # "12.34 millis": 10 us grid
+
+
+def _worst_rounding_error(step, sd):
+    """The largest |mean of the rounded times - their true mean| over the times' phase on the grid,
+    with a million normal times per phase: what mean_offset_bound must bound."""
+    g = rng(44)
+    z = g.standard_normal(1_000_000) * sd
+    worst = 0.0
+    for phase in np.linspace(0, step, 21)[:-1]:
+        x = 0.085 + phase + z
+        worst = max(worst, abs(float(np.mean(np.round(x / step) * step - x))))
+    return worst
+
+
+@pytest.mark.parametrize("sd_steps", [0.0, 0.1, 0.2, 0.3, 0.5, 0.7])
+def test_the_offset_bound_holds_the_mean_of_rounded_times(sd_steps):
+    """Half a step where the times do not scatter; where they scatter over a step or so the
+    rounding averages out (bash's 1 ms steps under 0.7 ms of spread: under 0.01 % of a step), and
+    the bound is never below what rounding does to the mean (nor more than a little above it once
+    the times scatter)."""
+    step = 0.001
+    bound, worst = mean_offset_bound(step, sd_steps * step), _worst_rounding_error(step, sd_steps * step)
+    assert worst <= bound + 2e-6 * step / 0.001  # the simulated mean's own noise: sd / 1000
+    if sd_steps == 0:
+        assert bound == step / 2
+    if 0.2 <= sd_steps <= 0.5:  # tight where rounding still shows: the worst phase reaches it
+        assert bound <= 1.05 * worst + 3 * sd_steps * step / 1000
+    if sd_steps >= 0.5:
+        assert bound < 0.005 * step
+    if sd_steps >= 0.7:
+        assert bound < 1e-4 * step
+
+
+def test_the_scatter_before_rounding_leaves_out_the_rounding_and_far_outliers():
+    """Sheppard's correction takes the rounding's own step^2 / 12 out of the spread; a few runs the
+    machine disturbed do not make times that all round to 80 ms look scattered."""
+    g = rng(45)
+    x = 0.085 + g.standard_normal(2000) * 0.0007
+    groups = np.repeat(np.arange(200), 10)
+    assert scatter_before_rounding(np.round(x / 0.001) * 0.001, groups, 0.001) == pytest.approx(0.0007, rel=0.1)
+    flat = np.full(200, 0.08)
+    flat[::20] = 0.13  # one run in 20 disturbed by 50 ms
+    assert scatter_before_rounding(flat, np.repeat(np.arange(20), 10), 0.01) == 0.0
+    assert scatter_before_rounding([0.08, np.nan], [1, 1], 0.01) == 0.0
 
 
 # ------------------------------------------------------------------------------- bias

@@ -66,6 +66,43 @@ def timer_resolution(values) -> Resolution:
     return Resolution(float(steps[i]), float(shares[i]), f"n={v.size} non-zero values")
 
 
+def mean_offset_bound(step: float, sd: float) -> float:
+    """How far the mean of values reported on a `step` grid can sit from the mean of the times
+    before rounding, beyond an offset the timer always adds (truncation's half step): at most half
+    a step when the times do not scatter, far less when they scatter over several steps, as the
+    rounding error then averages out. Rounding as a sawtooth's Fourier series, the times normal
+    with standard deviation `sd` (Widrow's quantization theorem): the mean's error is at most
+    sum over k of step / (pi k) exp(-2 pi^2 k^2 sd^2 / step^2), capped at step / 2."""
+    if not step > 0:
+        return 0.0
+    if not sd > 0:
+        return step / 2
+    k = np.arange(1, 51)
+    terms = step / (np.pi * k) * np.exp(-2 * np.pi ** 2 * k ** 2 * sd ** 2 / step ** 2)
+    return float(min(step / 2, terms.sum()))
+
+
+def scatter_before_rounding(values, groups, step: float) -> float:
+    """The standard deviation of the times within a group (an invocation) before they were rounded
+    to `step`: the pooled within-group variance less the rounding's own step^2 / 12 (Sheppard's
+    correction), 0 where nothing is left. Values beyond Tukey's far-out fences of their group
+    (3 IQR) are left out: a run the machine disturbed by 60 ms says nothing about whether the
+    others scatter over a 10 ms grid."""
+    v, g = np.asarray(values, dtype=float), np.asarray(groups)
+    ok = np.isfinite(v)
+    squares, dof = 0.0, 0
+    for group in np.unique(g[ok]):
+        x = v[ok & (g == group)]
+        q1, q3 = np.percentile(x, [25, 75]) if x.size else (0.0, 0.0)
+        x = x[(x >= q1 - 3 * (q3 - q1)) & (x <= q3 + 3 * (q3 - q1))]
+        if x.size >= 2:
+            squares += float(np.sum((x - x.mean()) ** 2))
+            dof += x.size - 1
+    if dof == 0:
+        return 0.0
+    return float(np.sqrt(max(0.0, squares / dof - step ** 2 / 12)))
+
+
 @dataclass(frozen=True)
 class Bias:
     """Paired differences timer - reference over the same runs."""

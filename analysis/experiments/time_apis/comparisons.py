@@ -36,10 +36,12 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
     """mean of `other` / mean of `base` (masks over the samples; runs with a valid `quantity` only) as an Estimate,
     paired by rerun, on the grid of the timers' values; None when either side has fewer than two runs.
 
-    A timer that prints 10 ms steps cannot show the program's time finer than that (when its values
-    do not scatter over several steps, their mean does not either), so each side's mean is known to
-    half its timer's step, and the ratio to half the sum of both steps / the base mean: its grid is
-    (step of base + step of other) / base mean (2 steps / base mean for one timer at two loads)."""
+    A timer that prints 10 ms steps cannot show the program's time finer than that when its values
+    do not scatter over several steps: each side's mean is then known to half its timer's step, and
+    the ratio to half the sum of both steps / the base mean. Values that scatter over several steps
+    (bash's 1 ms steps under a run-to-run spread of 0.7 ms) average the rounding out, and their mean
+    is held to far less (analysis.core.timers.mean_offset_bound): the ratio's grid is twice the sum
+    of both sides' bounds / the base mean."""
     values = getattr(samples, quantity)
     base, other = base & samples.usable(quantity), other & samples.usable(quantity)
     if base.sum() < 2 or other.sum() < 2:
@@ -50,27 +52,38 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
     return dataclasses.replace(est, grid=grid.ratio) if est and grid.ratio else est
 
 
+NEGLIGIBLE_GRID = 1e-4  # a ratio's grid below 0.01 % of the base mean widens nothing worth saying
+
+
 @dataclasses.dataclass(frozen=True)
 class Grid:
-    """The grid of a ratio of two timers' means: each side's step and the base mean (seconds)."""
+    """The grid of a ratio of two timers' means: each side's step, how far each side's mean can sit
+    off on it (half a step, less where the values scatter over several), and the base mean (seconds)."""
 
     steps: tuple
     base_mean: float
+    offsets: tuple = ()
 
     @property
     def ratio(self):
-        """The grid as a ratio: (step of base + step of other) / base mean; 0 where none is visible."""
-        return sum(self.steps) / self.base_mean if any(self.steps) and self.base_mean > 0 else 0.0
+        """The grid as a ratio: 2 x (sum of both sides' offsets) / base mean; 0 where none is
+        visible or the values average it out."""
+        offsets = self.offsets or tuple(step / 2 for step in self.steps)
+        grid = 2 * sum(offsets) / self.base_mean if any(offsets) and self.base_mean > 0 else 0.0
+        return grid if grid >= NEGLIGIBLE_GRID else 0.0
 
     def too_coarse(self, margin):
         """Why equivalence within ±margin cannot be decided on this grid ('' when it can): the grid
-        is at least twice the margin, so the interval widened by half a step on each side never fits
-        inside it, however many reruns (analysis.core.verdicts.grid_bound, said in milliseconds)."""
+        is at least twice the margin, so the interval widened by half of it on each side never fits
+        inside the margin, however many reruns (analysis.core.verdicts.grid_bound, said in milliseconds)."""
         if not self.ratio or self.ratio < 2 * margin:
             return ""
         ms = [1e3 * step for step in self.steps]
         sides = f" (a {ms[0]:.3g} ms and a {ms[1]:.3g} ms step)" if all(ms) else ""
-        return (f"its {sum(ms):.3g} ms grid{sides} is ≥ 2 × the {1e3 * margin * self.base_mean:.3g} ms margin "
+        held = 1e3 * self.ratio * self.base_mean / 2
+        scatter = "" if abs(held - sum(ms) / 2) < 1e-9 else (
+            f", over which the values scatter too little to average it out (the means are held to ±{held:.3g} ms),")
+        return (f"its {sum(ms):.3g} ms grid{sides}{scatter} is ≥ 2 × the {1e3 * margin * self.base_mean:.3g} ms margin "
                 f"({margin:.0%} of the base mean, {1e3 * self.base_mean:.4g} ms): set aside")
 
 
@@ -79,7 +92,10 @@ def ratio_grid(samples, quantity, base, other):
     values = getattr(samples, quantity)
     base, other = base & samples.usable(quantity), other & samples.usable(quantity)
     mean = float(np.mean(values[base])) if base.any() else float("nan")
-    return Grid(tuple(_step(samples, quantity, side) for side in (base, other)), mean)
+    steps = tuple(_step(samples, quantity, side) for side in (base, other))
+    offsets = tuple(timers.mean_offset_bound(step, timers.scatter_before_rounding(values[side], samples.rerun[side], step))
+                    for step, side in zip(steps, (base, other)))
+    return Grid(steps, mean, offsets)
 
 
 def _step(samples, quantity, mask):

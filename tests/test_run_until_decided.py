@@ -271,3 +271,20 @@ def test_the_forecast_reads_what_the_verdict_policy_writes_when_no_m_decides():
     near_grid = on_bound.replace("the estimate sits on the bound", "on this grid, half a step (0.005) is as wide as "
                                  "the distance from the estimate to the bound (0.004)")
     assert pursuit.needed_reruns(near_grid, 5, 20) == needed
+
+
+def test_the_forecast_takes_the_spread_at_its_lower_confidence_bound():
+    """At M = 5 the SD of five reruns is known to a factor of about 1.4 either way (chi-square on 4
+    df), and one disturbed invocation inflates it further: a claim whose evidence asks for M = 400
+    at M = 5 is still pursued where 13 reruns are allowed (its SD at the 90 % lower bound, 0.72 of
+    today's, and its estimate one such SE nearer: 12), where today's SD gave it up (14); at M = 2000
+    it is given up either way."""
+    from analysis.tools.plan import pursuit
+
+    evidence = _evidence("inconclusive", 400)
+    assert pursuit.needed_reruns(evidence, 5, 13) == 12
+    record = {}
+    assert pursuit.give_up(record, [Finding("A", "inconclusive", evidence)], 5, 13) == []
+    assert pursuit.give_up(record, [Finding("far", "inconclusive", _evidence("inconclusive", 2000))], 5, 13) == ["far"]
+    assert pursuit.optimistic_spread(5) == pytest.approx(0.717, abs=0.001)
+    assert pursuit.optimistic_spread(30) > pursuit.optimistic_spread(5)

@@ -25,7 +25,7 @@ from analysis.machine import facts as machine_facts
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
 from analysis.tools.compare import generic_report
-from analysis.tools.plan import run_looks
+from analysis.tools.plan import run_looks, run_summary
 
 
 class PipelineError(UserError):
@@ -141,7 +141,10 @@ def build_report(paths, table_pages=None, notes=None):
             result = experiment.section(context)
         section = result.section
         if own_sweeps and own_sweeps[0][1].sequential:  # decisions made at earlier looks stand
-            section.findings = run_looks.settled(section.findings, own_sweeps[0][1].sequential)
+            sweep = own_sweeps[0][1]
+            section.findings = run_looks.settled(section.findings, sweep.sequential)
+            section.paragraphs[:0] = run_summary.paragraphs(sweep.sequential, section.findings, sweep.reruns)
+            section.tables.insert(0, run_summary.looks_table(sweep.sequential))
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
         price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)

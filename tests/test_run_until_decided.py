@@ -133,6 +133,31 @@ def test_the_loop_adds_reruns_until_its_budget_and_records_every_look(tmp_path):
     assert "cost: 25 benchexec invocations" in same_core.cost
     # the F interval of 'reruns differ' is not sequential: judged once, no repeated interval
     assert run_looks.MARK not in reruns_differ.evidence
+    # the preset's 3 reruns were judged at fixed levels before the first look: the report says what the budget added
+    preset = record["preset"]
+    assert preset["reruns"] == 3 and preset["judge_seconds"] > 0
+    fixed = {f.claim: f.verdict for f in pipeline.build_report([_first_reruns(directory, tmp_path / "first3", 3)]).sections[0].findings}
+    assert preset["verdicts"] == fixed
+    section = pipeline.build_report([directory]).sections[0]
+    head = section.paragraphs[0]
+    decided = sum(f.verdict in ("confirmed", "refuted") for f in findings)
+    assert head.startswith("Decide, then stop (--until-decided, a budget of 2 min)") and "Stopped at M = 5" in head
+    assert f"Decided {decided} of the {len(findings)} claims" in section.paragraphs[1]
+    assert section.paragraphs[2].startswith("Against the preset's design on the same data: its M = 3 reruns")
+    assert f"decided {decided} of {len(findings)} claims; the preset's M = 3 reruns alone" in text
+    table = section.tables[0]
+    assert table.title == "Decide, then stop: the looks" and [row[0] for row in table.rows] == [3, 4, 5]
+
+
+def _first_reruns(directory, target, m):
+    """A copy of a sweep holding its first `m` reruns only and no sequential record: what the preset's
+    report would read."""
+    shutil.copytree(directory, target)
+    sweep = Sweep.load(target)
+    sweep.steps = [s for s in sweep.steps if s.rerun <= m]
+    sweep.reruns, sweep.sequential = m, {}
+    sweep.save(target)
+    return target
 
 
 def test_no_round_is_added_when_the_budget_is_spent(tmp_path):
@@ -216,7 +241,8 @@ def test_a_claim_decided_at_a_look_stays_decided_while_rounds_run_for_others(tmp
               "B": lambda m: ("confirmed", None) if m >= 6 else ("inconclusive", 8)}
     directory = _fake_sweep(tmp_path, 3)
     stop = run_looks.until_decided(FAKE, directory, 500, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
-    assert seen == [3, 4, 5, 6] and stop == "every claim judged on a repeated interval is decided"
+    # the first judgement at M = 3 is the preset's, at fixed levels; the looks follow
+    assert seen == [3, 3, 4, 5, 6] and stop == "every claim judged on a repeated interval is decided"
     record = Sweep.load(directory).sequential
     assert record["decided"]["A"]["reruns"] == 4 and record["decided"]["B"]["reruns"] == 6
     assert [look["decided"] for look in record["looks"]] == [[], ["A"], [], ["B"]]
@@ -232,9 +258,9 @@ def test_the_looks_time_counts_against_the_budget(tmp_path):
     # 60 s: 30 s spent, rounds of 10 s; counting the invocations alone would fit 3 more rounds, with 2 s a look 2
     stop = run_looks.until_decided(FAKE, directory, 60, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
     record = Sweep.load(directory).sequential
-    assert seen == [3, 4, 5] and stop.startswith("the budget does not fit another round")
-    assert record["judge_seconds"] == 6.0 and [look["seconds"] for look in record["looks"]] == [32.0, 44.0, 56.0]
-    assert [look["share"] for look in record["looks"]] == [0.5, 0.7, 1.0] and record["looks"][-1]["final"]
+    assert seen == [3, 3, 4, 5] and stop.startswith("the budget does not fit another round")  # the preset's, then looks
+    assert record["judge_seconds"] == 8.0 and [look["seconds"] for look in record["looks"]] == [34.0, 46.0, 58.0]
+    assert [look["share"] for look in record["looks"]] == [0.5333, 0.7333, 1.0] and record["looks"][-1]["final"]
 
 
 def test_a_claim_the_budget_cannot_decide_is_given_up_and_the_loop_stops(tmp_path):
@@ -244,7 +270,7 @@ def test_a_claim_the_budget_cannot_decide_is_given_up_and_the_loop_stops(tmp_pat
     directory = _fake_sweep(tmp_path, 5)
     stop = run_looks.until_decided(FAKE, directory, 150, _run_pending, _judge(clock, script, seen), out=Quiet(), clock=clock)
     record = Sweep.load(directory).sequential
-    assert seen == [5, 6] and stop == "no undecided claim can be decided within the budget"
+    assert seen == [5, 5, 6] and stop == "no undecided claim can be decided within the budget"
     given = record["given_up"]["far"]
     assert given["reruns"] == 5 and given["allowed"] == 13 and given["needed"] > 13
     assert "near" not in record["given_up"]

@@ -35,7 +35,7 @@ import warnings
 
 from analysis.core import replication
 from analysis.sweep.model import Preset, Sweep, rotated
-from analysis.tools.plan import look_budget, pursuit, share_spending
+from analysis.tools.plan import look_budget, pursuit, run_summary, share_spending
 
 MARK = share_spending.MARK
 MAX_RERUNS = look_budget.MAX_RERUNS
@@ -160,6 +160,19 @@ def _record(sweep, budget):
     return record
 
 
+def _preset_verdicts(outdir, sweep, record, judge, clock):
+    """The verdicts of the preset's design alone, before the first look: its reruns judged at the
+    claims' fixed levels (sweep.json holds no sequential record yet), so that the report can say
+    what the budget decided beyond them, on the same machine in the same hour. Its time counts."""
+    started = clock()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        findings = judge(outdir)
+    seconds = round(clock() - started, 3)
+    record["judge_seconds"] += seconds
+    return {"reruns": sweep.reruns, "judge_seconds": seconds, "verdicts": {f.claim: f.verdict for f in findings}}
+
+
 def _look(outdir, sweep, record, judge, clock):
     """One look: its share of the budget (1 when no round fits after it), the claims judged at
     its levels, its time counted, decisions and give-ups recorded. Returns (the look's record,
@@ -180,7 +193,7 @@ def _look(outdir, sweep, record, judge, clock):
     look["given_up"] = pursuit.give_up(record, undecided, sweep.reruns, allowed)
     look.update(undecided=len(undecided), findings=len(findings), allowed=allowed,
                 seconds=round(look_budget.spent(sweep, record), 1))
-    return look, undecided
+    return look, undecided, findings
 
 
 def _say(experiment, sweep, record, look, undecided, out):
@@ -212,9 +225,12 @@ def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr
     work) fits no further round; judge(outdir) -> the experiment's findings. Returns the stop
     reason (also recorded in sweep.json)."""
     sweep = Sweep.load(outdir)
+    fresh = not sweep.sequential.get("looks")
     record = sweep.sequential = _record(sweep, budget)
+    if fresh:
+        record["preset"] = _preset_verdicts(outdir, sweep, record, judge, clock)
     while True:
-        look, undecided = _look(outdir, sweep, record, judge, clock)
+        look, undecided, findings = _look(outdir, sweep, record, judge, clock)
         _say(experiment, sweep, record, look, undecided, out)
         stop = _stop_reason(sweep, record, look, undecided)
         if stop:
@@ -230,5 +246,6 @@ def until_decided(experiment, outdir, budget, run_pending, judge, out=sys.stderr
     record["stopped"] = stop
     sweep.save(outdir)
     print(f"{experiment.name}: stopped at M = {sweep.reruns}: {stop}; {_clock(look_budget.spent(sweep, record))} spent "
-          f"({record['judge_seconds']:.1f} s of it judging the looks)", file=out, flush=True)
+          f"({record['judge_seconds']:.1f} s of it judging the looks); {run_summary.tally(record, settled(findings, record))}",
+          file=out, flush=True)
     return stop

@@ -1,0 +1,90 @@
+"""
+What a `timekit run --until-decided` sweep did, for its report: the looks (M, budget spent,
+decided, given up), why it stopped, and what the budget decided beyond the preset's design.
+
+The comparison with the preset is made on the same data: before its first look the loop judges
+the preset's reruns at the claims' fixed levels (run_looks._preset_verdicts), the verdicts the
+quick preset's report gives, on this machine in the same hour. A verdict counts as decided when it
+is confirmed or refuted; "not testable here" and inconclusive are not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analysis.core.report import Table
+
+DECIDED = ("confirmed", "refuted")
+
+
+def short(claim):
+    """A claim without its source in parentheses, for a table cell."""
+    return re.sub(r"\s*\([^()]*\)$", "", claim)
+
+
+def _decided(verdicts):
+    return [claim for claim, verdict in verdicts.items() if verdict in DECIDED]
+
+
+def tally(record, findings):
+    """One line: 'decided K of N claims; the preset's M = 3 reruns alone decide J of them'."""
+    now = _decided({f.claim: f.verdict for f in findings})
+    line = f"decided {len(now)} of {len(findings)} claims"
+    preset = record.get("preset")
+    if preset:
+        before = _decided(preset["verdicts"])
+        line += f"; the preset's M = {preset['reruns']} reruns alone, at fixed levels, decide {len(before)}"
+    return line
+
+
+def _preset_sentence(preset, findings):
+    before = set(_decided(preset["verdicts"]))
+    now = {f.claim: f.verdict for f in findings if f.verdict in DECIDED}
+    gained = [f"{short(c)} ({v})" for c, v in now.items() if c not in before]
+    lost = [short(c) for c in before if c not in now]
+    text = (f"Against the preset's design on the same data: its M = {preset['reruns']} reruns, judged at the claims' "
+            f"fixed levels before the first look, decide {len(before)} of the claims")
+    text += f"; decided here beyond it: {'; '.join(gained)}." if gained else "; the budget decided none beyond it."
+    if lost:
+        text += (f" Decided by the preset's reruns but not here: {'; '.join(lost)} (a repeated interval is wider "
+                 "than the fixed one at the same M, and later reruns can move a verdict that no look kept).")
+    return text
+
+
+def paragraphs(record, findings, reruns):
+    """The paragraphs that head the section of a sequential sweep: the rule and why it stopped,
+    what it decided, and what the budget added to the preset's design."""
+    decided = {f.claim: f for f in findings if f.verdict in DECIDED}
+    at_looks = record.get("decided", {})
+    kept = [f"{short(c)} ({d['verdict']} at M = {d['reruns']})" for c, d in at_looks.items() if c in decided]
+    once = [f"{short(c)} ({f.verdict})" for c, f in decided.items() if c not in at_looks]
+    looks = record.get("looks", [])
+    spent = looks[-1]["seconds"] / 60 if looks and "seconds" in looks[-1] else float("nan")
+    rule = (f"Decide, then stop (--until-decided, a budget of {record.get('budget_seconds', 0) / 60:.0f} min): a look "
+            f"after every round of reruns from M = {looks[0]['reruns'] if looks else reruns}, the claims on t intervals "
+            f"over reruns judged on repeated intervals ({record.get('rule', '')}; docs/calibration.md). Stopped at "
+            f"M = {reruns} after {spent:.1f} min ({record.get('judge_seconds', 0):.0f} s of it judging): "
+            f"{record.get('stopped', 'interrupted')}.")
+    parts = ([f"at looks, {'; '.join(kept)}"] if kept else []) + ([f"judged once on the final data, {'; '.join(once)}"]
+                                                                  if once else [])
+    outcome = f"Decided {len(decided)} of the {len(findings)} claims" + (": " + ". And ".join(parts) if parts else "") + "."
+    given_up = {c: g for c, g in record.get("given_up", {}).items() if c not in decided}  # a look may decide it later
+    if given_up:
+        outcome += " Not pursued: " + "; ".join(
+            f"{short(c)} (from M = {g['reruns']}, " + (f"needs about M = {g['needed']}" if g.get("needed") else
+                                                       "no M decides it") + f", the budget allowed {g['allowed']})"
+            for c, g in given_up.items()) + "."
+    return [rule, outcome] + ([_preset_sentence(record["preset"], findings)] if record.get("preset") else [])
+
+
+def looks_table(record):
+    """One row per look: M, the budget's share spent, minutes, what it decided and gave up."""
+    rows = [[look["reruns"], f"{100 * look['share']:.0f} %" + (" (final)" if look.get("final") else ""),
+             round(look.get("seconds", float("nan")) / 60, 1), look.get("undecided"),
+             "; ".join(short(c) for c in look.get("decided", [])) or None,
+             "; ".join(short(c) for c in look.get("given_up", [])) or None]
+            for look in record.get("looks", [])]
+    return Table(title="Decide, then stop: the looks", columns=["look at M", "budget spent", "minutes", "still waiting",
+                                                                 "decided at this look", "given up at this look"],
+                 rows=rows, caption="Minutes: the invocations, the runner's work and the looks up to this one. Still "
+                                    "waiting: claims on a repeated interval not yet decided (given-up ones included).")

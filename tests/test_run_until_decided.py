@@ -314,3 +314,16 @@ def test_the_forecast_takes_the_spread_at_its_lower_confidence_bound():
     assert pursuit.give_up(record, [Finding("far", "inconclusive", _evidence("inconclusive", 2000))], 5, 13) == ["far"]
     assert pursuit.optimistic_spread(5) == pytest.approx(0.717, abs=0.001)
     assert pursuit.optimistic_spread(30) > pursuit.optimistic_spread(5)
+
+
+def test_a_refuting_part_keeps_a_claim_pursued_whatever_its_other_parts_need():
+    """One part beyond the margin heading for refutation decides a claim of parts, even when another
+    part sits on the bound ('no number of reruns decides it'): the forecast follows the refuting part."""
+    from analysis.tools.plan import pursuit
+
+    never = (f"claim: no effect beyond ±0.02 of 1; 1.02, CI [1, 1.04] (t interval (98.8 %; {run_looks.MARK} at look "
+             "M = 10 ...) over x); no number of reruns decides it: the estimate sits on the bound.")
+    refuting = (f"claim: no effect beyond ±0.02 of 1; 1.09, CI [1.01, 1.17] (t interval (98.8 %; {run_looks.MARK} at "
+                "look M = 10 ...) over x); about M = 14 reruns would decide it (as refuted).")
+    alone = pursuit.needed_reruns(never, 10, 20)
+    assert alone > 20 and pursuit.needed_reruns(never + " " + refuting, 10, 20) <= 14

@@ -92,3 +92,24 @@ def test_contradictory_verdicts_on_one_quantity_are_found():
     found = contradictions([(spread, "far more", far_more), (spread, "equal", equal), (spread, "more", more)])
     assert [(a, b) for a, b, _ in found] == [("far more", "equal")]
     assert contradictions([(spread, "far more", far_more), ("other", "equal", equal)]) == []
+
+
+def test_a_part_on_the_refuting_side_decides_a_claim_of_parts_soonest():
+    """A claim whose parts must all hold is refuted by one part: where one part's estimate lies
+    beyond the margin (1.077 against ±2 %, the load claim of a time-apis run here) and another sits
+    just inside it (needing hundreds of reruns to confirm), what decides the claim is the refuting
+    part's M, not the largest; a part on the bound elsewhere does not make it undecidable."""
+    from analysis.core import cost
+    from analysis.core.verdicts import Estimate, needed_sizes, no_effect
+
+    refuting = no_effect(Estimate(1.077, 1.002, 1.159, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
+    inside = no_effect(Estimate(0.985, 0.97, 1.0, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
+    on_bound = no_effect(Estimate(1.02, 1.0, 1.04, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
+    assert "would decide it (as refuted)" in refuting.evidence and "(as refuted)" not in inside.evidence
+    alone = needed_sizes(refuting.evidence)["reruns"]
+    assert needed_sizes(inside.evidence)["reruns"] > alone
+    both = needed_sizes(inside.evidence + " " + refuting.evidence)
+    assert both == {"reruns": alone, "refuting": True}
+    assert needed_sizes(inside.evidence)["reruns"] == needed_sizes(inside.evidence + " " + inside.evidence)["reruns"]
+    plan = cost.decision_plan(on_bound.evidence + " " + refuting.evidence, cost.Cost(3, 120, 60.0, 66.0, 3), "time-apis")
+    assert plan.startswith(f"to decide it: about M = {alone} reruns") and "a part that would refute it" in plan

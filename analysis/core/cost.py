@@ -84,7 +84,7 @@ def decision_plan(evidence, cost, experiment=""):
     """What deciding an inconclusive finding would take here, from the M or n its evidence names;
     where a part says that no number decides it, that (and no M); '' when it names nothing."""
     sizes = verdicts.needed_sizes(evidence)
-    never = verdicts.undecidable(evidence)
+    never = "" if sizes.get("refuting") else verdicts.undecidable(evidence)  # one refuted part decides the claim
     if never:
         rest = (f" (about M = {sizes['reruns']} reruns would decide its other undecided parts)" if "reruns" in sizes
                 else f" (about n = {sizes['runs']} runs would decide its other undecided parts)" if "runs" in sizes
@@ -97,13 +97,15 @@ def decision_plan(evidence, cost, experiment=""):
     if "reruns" in sizes and cost.reruns:
         m = sizes["reruns"]
         more = max(0, m - cost.reruns) * cost.invocations / cost.reruns
-        return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance), "
+        return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance"
+                f"{'; a part that would refute it' if sizes.get('refuting') else ''}), "
                 f"{more:.0f} more benchexec invocations, about {_minutes(more * per_invocation)} here at "
                 f"{per_invocation:.0f} s per invocation ({command} --reruns {m}, or --until-decided --budget "
                 f"{math.ceil(more * per_invocation / 60) + 1}m)")
     if "runs" in sizes:
         n, factor = sizes["runs"], sizes["runs_factor"]
-        return (f"to decide it: about n = {n} runs per invocation (the evidence's own variance), about "
+        return (f"to decide it: about n = {n} runs per invocation (the evidence's own variance"
+                f"{'; a part that would refute it' if sizes.get('refuting') else ''}), about "
                 f"{_minutes(cost.seconds * factor)} here ({factor:.1f} x this sweep's time; more reruns "
                 f"would also judge the drift: {command} --reruns 3 or more)")
     return ""

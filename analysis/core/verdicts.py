@@ -23,7 +23,10 @@ gives "inconclusive" with that reason.
 An inconclusive verdict names what would decide it: the smallest number of reruns (or runs) whose
 t interval would be narrow enough, from the t quantile (analysis.core.deciding), the estimate
 staying where it is; where none would (the estimate on the bound, half a grid step as wide as the
-distance to it) it says "no number of reruns decides it" and why, never an M.
+distance to it) it says "no number of reruns decides it" and why, never an M. Where the estimate
+lies on the refuting side of its bound it adds "(as refuted)": a claim of parts that must all
+hold (all_of) is refuted by any one part, so the soonest refuting part decides it, however many
+reruns its other parts would need (needed_sizes).
 """
 
 import math
@@ -123,7 +126,7 @@ def _never(est, why):
     return f"{UNDECIDABLE} {noun} decides it: {why}"
 
 
-def _needed(est, distance):
+def _needed(est, distance, refuting=False):
     """What would decide: the smallest M (or n) whose t interval, widened by half the grid step,
     fits within `distance` (the gap between the estimate and the nearest bound that would decide),
     or why no number does. Today's half-width is the wider side of the interval (a ratio's interval
@@ -148,30 +151,40 @@ def _needed(est, distance):
 
     size = est.m if est.unit == "reruns" else est.n
     needed = deciding.smallest_size(half, size, level, room, MAX_SUGGESTED)
+    how = REFUTING if refuting else ""
     if est.unit == "reruns":
-        return (f"about M = {needed} reruns would decide it" if needed
+        return (f"about M = {needed} reruns would decide it{how}" if needed
                 else "more reruns than is practical would be needed")
-    return (f"about n = {needed} runs (or M >= 2 reruns to judge drift) would decide it" if needed
+    return (f"about n = {needed} runs (or M >= 2 reruns to judge drift) would decide it{how}" if needed
             else "more runs than is practical would be needed")
 
 
-_NEEDED_RERUNS = re.compile(r"about M = (\d+) reruns would decide it")
-_NEEDED_RUNS = re.compile(r"n = (\d+)[^;]*;[^;]*?about n = (\d+) runs \(or M >= 2 reruns")
+REFUTING = " (as refuted)"  # the estimate lies on the refuting side of its bound
+_NEEDED_RERUNS = re.compile(r"about M = (\d+) reruns would decide it( \(as refuted\))?")
+_NEEDED_RUNS = re.compile(r"n = (\d+)[^;]*;[^;]*?about n = (\d+) runs \(or M >= 2 reruns to judge drift\) would decide it"
+                          r"( \(as refuted\))?")
 _UNDECIDABLE = re.compile(UNDECIDABLE + r" [a-z ]+ decides it: [^.;]*(?:\.\d[^.;]*)*")
 
 
 def needed_sizes(evidence):
-    """The sizes `_needed` wrote into a finding's evidence, read back (largest over its parts, as
-    every part must be decided): {'reruns': M} and/or {'runs': n, 'runs_factor': n / n now}; {}
-    when it names none. Kept beside `_needed` so that the two texts cannot drift apart."""
+    """The sizes `_needed` wrote into a finding's evidence, read back: {'reruns': M} and/or
+    {'runs': n, 'runs_factor': n / n now}, plus 'refuting': True where they are a refuting part's;
+    {} when it names none. Every part must be decided, so the largest over the parts counts, unless
+    a part lies on the refuting side: one refuted part decides the claim, so the smallest over the
+    refuting parts counts. Kept beside `_needed` so that the two texts cannot drift apart."""
     sizes = {}
-    reruns = [int(m) for m in _NEEDED_RERUNS.findall(evidence)]
+    reruns = [(int(m), verb) for m, verb in _NEEDED_RERUNS.findall(evidence)]
+    refuting = [m for m, verb in reruns if verb]
     if reruns:
-        sizes["reruns"] = max(reruns)
-    runs = [(int(now), int(need)) for now, need in _NEEDED_RUNS.findall(evidence)]
+        sizes["reruns"] = min(refuting) if refuting else max(m for m, _ in reruns)
+    runs = [(int(now), int(need), verb) for now, need, verb in _NEEDED_RUNS.findall(evidence)]
+    refuting_runs = [(now, need) for now, need, verb in runs if verb]
     if runs:
-        sizes["runs"] = max(need for _, need in runs)
-        sizes["runs_factor"] = max(need / now for now, need in runs if now)
+        chosen = [min(refuting_runs, key=lambda r: r[1])] if refuting_runs else [(now, need) for now, need, _ in runs]
+        sizes["runs"] = max(need for _, need in chosen)
+        sizes["runs_factor"] = max(need / now for now, need in chosen if now)
+    if refuting or refuting_runs:
+        sizes["refuting"] = True
     return sizes
 
 
@@ -194,7 +207,8 @@ def at_least(est, threshold, *, larger=True):
         return Verdict("refuted", f"{head}: the whole CI is short of the claimed bound.",
                        (-math.inf, threshold) if larger else (threshold, math.inf))
     distance = abs(est.value - threshold)
-    return Verdict("inconclusive", f"{head}: the CI contains the bound; {_needed(est, distance)}.")
+    short = (est.value < threshold) if larger else (est.value > threshold)
+    return Verdict("inconclusive", f"{head}: the CI contains the bound; {_needed(est, distance, short)}.")
 
 
 def grid_bound(est, margin):
@@ -216,10 +230,10 @@ def no_effect(est, margin, *, null=1.0):
                                                                  f"least the margin's width (±{_fmt(margin, est.scale)})") + ".")
     if lo_m <= low and high <= hi_m:
         return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
-    distance = min(hi_m - est.value, est.value - lo_m) if lo_m <= est.value <= hi_m else \
-        min(abs(est.value - hi_m), abs(est.value - lo_m))
+    inside = lo_m <= est.value <= hi_m
+    distance = min(hi_m - est.value, est.value - lo_m) if inside else min(abs(est.value - hi_m), abs(est.value - lo_m))
     return Verdict("inconclusive", f"{head}: the CI is neither inside nor outside the margin; "
-                                   f"{_needed(est, distance)}.")
+                                   f"{_needed(est, distance, not inside)}.")
 
 
 def about(est, target, factor=ABOUT_FACTOR):
@@ -237,7 +251,8 @@ def about(est, target, factor=ABOUT_FACTOR):
     if band[0] <= low and high <= band[1]:
         return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
     distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
-    return Verdict("inconclusive", f"{head}: the CI straddles the band's edge; {_needed(est, distance)}.")
+    outside = not band[0] <= est.value <= band[1]
+    return Verdict("inconclusive", f"{head}: the CI straddles the band's edge; {_needed(est, distance, outside)}.")
 
 
 def direction(est, *, null=1.0, larger=True):
@@ -251,8 +266,9 @@ def direction(est, *, null=1.0, larger=True):
     if (high < null) if larger else (low > null):
         return Verdict("refuted", f"{head}: the CI excludes {_fmt(null, est.scale)} on the other side.",
                        (-math.inf, null) if larger else (null, math.inf))
+    other_side = (est.value < null) if larger else (est.value > null)
     return Verdict("inconclusive", f"{head}: the CI contains {_fmt(null, est.scale)}; "
-                                   f"{_needed(est, abs(est.value - null))}.")
+                                   f"{_needed(est, abs(est.value - null), other_side)}.")
 
 
 def all_of(parts):

@@ -22,7 +22,9 @@ the claim's own level, Estimate.sizing): X = M (t * SE / d)^2, so the distance t
 SEs is d / SE = t * sqrt(M / X), t the quantile of the claim's level at M - 1 df. With the SE
 scaled to the optimistic spread (factor f) the distance is D = d / (f SE), and with the estimate
 one such SE nearer a decision it needs M' = M (t' / (D + 1))^2, t' at the df the budget allows.
-The parts of a claim must all be decided, so the largest X of its parts counts.
+The parts of a claim must all be decided, so the largest X of its parts counts, unless a part
+lies on the refuting side (its evidence says "would decide it (as refuted)"): one refuted part
+decides the claim, so the smallest X of those counts, whatever the others say.
 """
 
 from __future__ import annotations
@@ -49,16 +51,18 @@ _ON_BOUND = ("more reruns than is practical would be needed", "the estimate sits
 def needed_reruns(evidence, reruns, allowed):
     """The M an optimistic forecast needs to decide the claim (math.inf: no M decides it), or None
     when its evidence does not say (the claim is then waited for)."""
-    if any(text in evidence for text in _NEVER):
+    sizes = verdicts.needed_sizes(evidence)
+    refuting = sizes.get("refuting") and "reruns" in sizes  # one refuted part decides, whatever the others
+    if not refuting and any(text in evidence for text in _NEVER):
         return math.inf
     level = _LEVEL.search(evidence)
     if not level or reruns < 2:
         return None
     confidence = float(level.group(1)) / 100
-    if any(text in evidence for text in _ON_BOUND):
+    if not refuting and any(text in evidence for text in _ON_BOUND):
         distance = 0.0  # in SEs: on the bound, or as good as
-    elif "reruns" in verdicts.needed_sizes(evidence):
-        x = verdicts.needed_sizes(evidence)["reruns"]
+    elif "reruns" in sizes:
+        x = sizes["reruns"]
         distance = scipy.stats.t.ppf((1 + confidence) / 2, reruns - 1) * math.sqrt(reruns / x) / optimistic_spread(reruns)
     else:
         return None

@@ -27,7 +27,7 @@ def _decided(verdicts):
 
 
 def tally(record, findings):
-    """One line: 'decided K of N claims; the preset's M = 3 reruns alone decide J of them'."""
+    """One line: 'decided K of N claims; the preset's M = 3 reruns alone, at fixed levels, decide J'."""
     now = _decided({f.claim: f.verdict for f in findings})
     line = f"decided {len(now)} of {len(findings)} claims"
     preset = record.get("preset")

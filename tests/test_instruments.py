@@ -8,6 +8,7 @@ read 20-25 GHz (several adds per cycle on Golden Cove), and the AMD EPYC VM of t
 
 import hashlib
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -277,3 +278,15 @@ def test_a_report_over_a_recorded_machine_writes_its_pages_beside_itself_and_cit
     texts = [html, *(p.with_suffix(".csv").read_text() for p in pages)]
     cited = [float(v) for text in texts for v in re.findall(r"([\d.]+) ?GHz", text)]
     assert cited and all(0.1 <= v <= 7 for v in cited), sorted(set(cited))
+    # nor does report.json name one: the probe's 19.6-24.6 steps per ns stay, under that name
+    clocks, renamed = [], []
+
+    def walk(node):
+        for key, value in (node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()):
+            if isinstance(value, (int, float)) and key in instruments.CLOCK_FIGURES:
+                clocks.append(value * instruments.CLOCK_FIGURES[key])
+            renamed.extend([value] if str(key).endswith("-steps-per-ns") else [])
+            walk(value)
+    walk(json.loads(paths["json"].read_text())["data"])
+    assert all(0.1 <= v <= 7 for v in clocks), sorted(set(clocks))
+    assert renamed and all(19 < v < 25 for v in renamed), sorted(set(renamed))

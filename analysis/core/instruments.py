@@ -104,6 +104,25 @@ def clock_figure(name, ghz):
     clock, else as the rate its chain (or counter) ran at, which is no clock (a CPU that runs
     several steps of a chain per cycle gives 20 steps per ns, never a 20 GHz core)."""
     return f"{name} {ghz:.3f} GHz" if GHZ_MIN <= ghz <= GHZ_MAX else f"{name} {ghz:.4g} steps per ns"
+#: the printed values that state a core clock: GHz, and the tracer's `core-clock` in Hz
+CLOCK_FIGURES = {**{key: 1.0 for key in CLOCK_KEYS if key.startswith("core-ghz")}, "core-clock": 1e-9}
+
+
+def named_as_measured(values):
+    """A run's printed values as report.json states them: a core-clock figure outside the physical
+    range under `<key>-steps-per-ns` (the rate its chain ran at, as clock_figure cites it), never
+    under a clock's name: a reader of the data must not find a 20 GHz or 24619 MHz core."""
+    out = {}
+    for key, value in values.items():
+        scale = CLOCK_FIGURES.get(key)
+        number = _number(values, key) if scale else None
+        if number is not None and not GHZ_MIN <= number * scale <= GHZ_MAX:
+            out[f"{key}-steps-per-ns"] = number * scale
+        else:
+            out[key] = value
+    return out
+
+
 X86_64 = Trust("architecture", requires=("x86_64",), otherwise="not x86-64: no time-stamp counter (TSC) to judge")
 TSC_INVARIANT = Trust("TSC invariant", requires=(1, 1.0, True),
                       otherwise="TSC not invariant (constant_tsc or nonstop_tsc missing in /proc/cpuinfo)")

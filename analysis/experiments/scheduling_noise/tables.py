@@ -24,7 +24,7 @@ def runs(all_runs):
                      us(r.value("interruption-mean")), us(r.value("interruption-median")), us(r.value("interruption-max")),
                      us(r.value("lost-per-ms")), r.value("tsc-frequency") / 1e6, _core_mhz(r),
                      us(r.value("context-switch")) if r.mode == "context-switch" else None])
-        entries.append({"task": r.task, "mode": r.mode, "values": r.values, "texts": r.texts,
+        entries.append({"task": r.task, "mode": r.mode, "values": instruments.named_as_measured(r.values), "texts": r.texts,
                         "periods_file": r.periods is not None,
                         "dominant_period_ms_python": py_period})
     return Table(

@@ -91,7 +91,7 @@ def record_decisions(record, findings, m):
     """Record in `decided` the claims this look at M = `m` decides on a repeated interval for the
     first time (verdict, M, evidence); returns them."""
     decided = record.setdefault("decided", {})
-    new = [f for f in findings if f.verdict in ("confirmed", "refuted") and MARK in f.evidence and f.claim not in decided]
+    new = [f for f in findings if f.verdict in run_summary.DECIDED and MARK in f.evidence and f.claim not in decided]
     for f in new:
         decided[f.claim] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence}
     return [f.claim for f in new]

@@ -241,8 +241,10 @@ def cmd_env(args):
     if args.action == "restore":
         tuning.restore()
         return 0
-    for probe in environment.check():
+    probes = environment.check()
+    for probe in probes:
         print(f"{probe.name:24} {probe.value:34} {probe.verdict:8} {probe.why}")
+    print(environment.advice(probes))
     return 0
 
 

@@ -15,7 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from analysis.core import cost, results
+from analysis.core import cost, results, verdicts
 from analysis.core.results import outcome
 from analysis.core.errors import UserError
 from analysis.core.report import Report, Table, write_report
@@ -161,6 +161,7 @@ def build_report(paths, table_pages=None, notes=None):
         report.data[name] = result.data
         if result.samples is not None and not report.samples:
             report.samples = result.samples
+    _check_contradictions(report.sections)
     if unknown:
         generic = generic_report.generic(unknown)
         report.sections += generic.sections
@@ -177,6 +178,15 @@ def build_report(paths, table_pages=None, notes=None):
     return report
 
 
+def _check_contradictions(sections):
+    """Verdicts that cannot both hold, over every part of every finding of every section: a
+    warning in the section of the second, naming both."""
+    section_of = {finding.claim: section for section in sections for finding in section.findings}
+    judged = [(finding.claim, part) for section in sections for finding in section.findings for part in finding.parts]
+    for _, claim_b, why in verdicts.contradictions(judged):
+        section_of[claim_b].warnings.append(f"Contradictory verdicts: {why}.")
+
+
 def price_findings(findings, experiment, tables, conditions, sweeps):
     """Each finding's cost: the section's invocations, runs and minutes (the step seconds that
     sweep.json recorded, BenchExec's start and end times), and for an inconclusive one what
@@ -186,13 +196,13 @@ def price_findings(findings, experiment, tables, conditions, sweeps):
     reruns = max((s.reruns for _, s in sweeps), default=0)
     spent = cost.of(tables, seconds, reruns)
     for finding in findings:
-        look = run_looks.decided_at(finding)
+        look = max((run_looks.decided_at(finding, s.sequential) for _, s in sweeps), default=0)
         if look:
             upto = [t for t in tables if t.path.name in conditions and conditions[t.path.name].rerun <= look]
             whole = spent.text().removeprefix("cost: ")
             finding.cost = f"{cost.of(upto, seconds, look).text()} (up to look M = {look}; the sweep: {whole})"
             continue
-        plan = cost.decision_plan(finding.evidence, spent, experiment) if finding.verdict == "inconclusive" else ""
+        plan = cost.decision_plan(finding, spent, experiment) if finding.verdict == "inconclusive" else ""
         finding.cost = spent.text() + (f"; {plan}" if plan else "")
 
 

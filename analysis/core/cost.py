@@ -9,10 +9,10 @@ start-up, container set-up and writing the files). Reported per finding so that 
 price of each verdict next to it.
 
 For an inconclusive finding the decision's price follows from the finding's own variance: its
-evidence already says which M reruns (or n runs) would bring the interval's half-width below the
-distance to the bound (analysis.core.verdicts.needed_sizes reads those figures back), and this
-module prices them at this sweep's measured seconds per invocation and per run. The figures are
-the verdict policy's (the smallest M from the t quantile, analysis.core.deciding), not `timekit
+`decide` field says which M reruns (or n runs) would bring the interval's half-width below the
+distance to the bound (analysis.core.verdicts.decide_of), and this module prices them at this
+sweep's measured seconds per invocation and per run. The figures are
+the verdict policy's (the smallest M from the t or F quantile, analysis.core.deciding), not `timekit
 plan`'s variance-component design: a finding's interval is not always a t interval on rerun means
 (bootstrap, Clopper-Pearson, order statistics), so its own interval is the one it can vouch for.
 Where a part of the finding says no number of reruns decides it (its estimate on the bound, a grid
@@ -25,7 +25,6 @@ import datetime
 import math
 from dataclasses import dataclass
 
-from analysis.core import verdicts
 
 
 def when(text):
@@ -80,34 +79,36 @@ def of(tables, process_seconds=None, reruns=0):
                 float(sum(processes.values())) if recorded else float("nan"), reruns)
 
 
-def decision_plan(evidence, cost, experiment=""):
-    """What deciding an inconclusive finding would take here, from the M or n its evidence names;
-    where a part says that no number decides it, that (and no M); '' when it names nothing."""
-    sizes = verdicts.needed_sizes(evidence)
-    never = "" if sizes.get("refuting") else verdicts.undecidable(evidence)  # one refuted part decides the claim
-    if never:
-        rest = (f" (about M = {sizes['reruns']} reruns would decide its other undecided parts)" if "reruns" in sizes
-                else f" (about n = {sizes['runs']} runs would decide its other undecided parts)" if "runs" in sizes
-                else "")
-        return f"{never}{rest}"
-    if not sizes or not cost.invocations:
+def decision_plan(finding, cost, experiment=""):
+    """What deciding an inconclusive finding would take here, from its `decide` field: reruns
+    priced at this sweep's seconds per invocation, runs at its seconds per run, cases and grids
+    named as such, and where no number decides it, why; '' when it names nothing."""
+    decide = finding.decide or {}
+    if "never" in decide:
+        return f"no number of reruns decides it: {decide['never']}"
+    if "grid" in decide:
+        return f"more reruns do not narrow it; {decide['grid']} would decide it"
+    if "cases" in decide:
+        return f"a share or a correlation narrows only with more cases: about {decide['cases']} would decide it"
+    if not cost.invocations:
         return ""
-    per_invocation = cost.per_invocation()
+    refuting = "; a part that would refute it" if decide.get("refuting") else ""
     command = f"timekit run {experiment}" if experiment else "timekit run EXPERIMENT"
-    if "reruns" in sizes and cost.reruns:
-        m = sizes["reruns"]
+    if "reruns" in decide and cost.reruns:
+        m, per_invocation = decide["reruns"], cost.per_invocation()
         more = max(0, m - cost.reruns) * cost.invocations / cost.reruns
-        return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance"
-                f"{'; a part that would refute it' if sizes.get('refuting') else ''}), "
+        return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance{refuting}), "
                 f"{more:.0f} more benchexec invocations, about {_minutes(more * per_invocation)} here at "
                 f"{per_invocation:.0f} s per invocation ({command} --reruns {m}, or --until-decided --budget "
                 f"{math.ceil(more * per_invocation / 60) + 1}m)")
-    if "runs" in sizes:
-        n, factor = sizes["runs"], sizes["runs_factor"]
-        return (f"to decide it: about n = {n} runs per invocation (the evidence's own variance"
-                f"{'; a part that would refute it' if sizes.get('refuting') else ''}), about "
-                f"{_minutes(cost.seconds * factor)} here ({factor:.1f} x this sweep's time; more reruns "
-                f"would also judge the drift: {command} --reruns 3 or more)")
+    if "runs" in decide:
+        n = decide["runs"]
+        now = max((p.n for p in finding.parts if p.verdict == "inconclusive" and p.n), default=0)
+        factor = n / now if now else float("nan")
+        price = (f", about {_minutes(cost.seconds * factor)} here ({factor:.1f} x this sweep's time)"
+                 if math.isfinite(factor) else "")
+        return (f"to decide it: about n = {n} runs per invocation (the evidence's own variance{refuting}){price}; more "
+                f"reruns would also judge the drift: {command} --reruns 3 or more")
     return ""
 
 

@@ -58,3 +58,31 @@ def smallest_size(half, size, level, room, limit):
     while m > 2 and _shrink(m - 1, level) <= target:
         m -= 1
     return max(m, size + 1)
+
+
+def smallest_f_reruns(theta, bound, m, n, level, limit):
+    """The smallest M (> m) of reruns of n runs each at which the F interval of theta (one-way
+    ANOVA, analysis.experiments.discipline.variation.rerun_effect: theta / F quantiles of
+    (M - 1, M (n - 1)) degrees of freedom) excludes `bound` on theta's side, theta staying where
+    it is; None when it takes more than `limit` or theta sits on the bound. The t quantile does
+    not apply: this interval is a ratio of variances, whose quantiles narrow far faster with M."""
+    if not (theta > 0 and n >= 2 and theta != bound):
+        return None
+    tail = (1 - (level if 0 < level < 1 else ASSUMED_LEVEL)) / 2
+
+    def decides(reruns):
+        dfn, dfd = reruns - 1, reruns * (n - 1)
+        if theta > bound:
+            return theta / scipy.stats.f.ppf(1 - tail, dfn, dfd) > bound
+        return theta / scipy.stats.f.ppf(tail, dfn, dfd) < bound
+
+    high = max(m + 1, 2)
+    while not decides(high):
+        if high >= limit:
+            return None
+        high = min(2 * high, limit)
+    low = max(m, 1)  # decides(low) is False or low is below the first candidate
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if decides(middle) else (middle, high)
+    return high

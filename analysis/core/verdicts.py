@@ -20,18 +20,19 @@ A measurement on a visible grid (timer steps, TSC ticks) cannot be placed more f
 step: its CI is widened by half a step on each side, and a tolerance band narrower than one step
 gives "inconclusive" with that reason.
 
-An inconclusive verdict names what would decide it: the smallest number of reruns (or runs) whose
-t interval would be narrow enough, from the t quantile (analysis.core.deciding), the estimate
-staying where it is; where none would (the estimate on the bound, half a grid step as wide as the
-distance to it) it says "no number of reruns decides it" and why, never an M. Where the estimate
-lies on the refuting side of its bound it adds "(as refuted)": a claim of parts that must all
-hold (all_of) is refuted by any one part, so the soonest refuting part decides it, however many
-reruns its other parts would need (needed_sizes).
+Every verdict is data first (Part: estimate, interval, level, unit, sizes, why, what would
+decide it) and its evidence sentence is rendered from those fields; nothing reads the text back.
+An inconclusive verdict names what would decide it (Part.decide): the smallest number of reruns
+(or runs, or cases for a share) whose interval would be narrow enough, from the t quantile
+(analysis.core.deciding), the estimate staying where it is; where none would (the estimate on the
+bound, half a grid step as wide as the distance to it) {"never": why}, never an M. Where the
+estimate lies on the refuting side of its bound the size is marked refuting: a claim of parts
+that must all hold (all_of) is refuted by any one part, so the soonest refuting part decides it,
+however many reruns its other parts would need (decide_of).
 """
 
 import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ABOUT_FACTOR = 2.0  # "about X" = within a factor 2 of X
 FAR_FACTOR = 10.0  # "far more", "far cheaper", "tens of times" = at least a factor 10
@@ -55,6 +56,9 @@ class Estimate:
     grid: float = 0.0  # step of the grid the measurement sits on (0: none visible)
     scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
     level: float = 0.0  # the level the interval was computed at (a sequential look's, if stricter); 0: not recorded
+    # how the interval was made, so that what would decide it follows the same distribution: "t" (over
+    # reruns or runs), "F" (theta = 1 + n var(between) / var(within) from one-way ANOVA: M reruns of n runs)
+    interval: str = "t"
 
     def widened(self):
         """The CI widened by half a grid step on each side."""
@@ -78,6 +82,8 @@ class Estimate:
             return f"unit: samples of one run, n = {self.n}"
         if self.unit == "cases":
             return f"unit: a share of n = {self.n} cases"
+        if self.unit == "bracket":
+            return "unit: a bracket between two measured points (more runs do not narrow it; a finer grid does)"
         if self.unit == "pooled":
             return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")
@@ -95,10 +101,49 @@ class RepeatedEstimate(Estimate):
 
 
 @dataclass(frozen=True)
+class Part:
+    """One judged quantity of a claim, as data: what report.json's finding.parts holds, and what
+    cost lines, `--until-decided`, `plan`, the fleet and the contradiction check read. `low` and
+    `high` are the interval the verdict was taken on (widened by half the grid step); `decide` is,
+    for an inconclusive part, what would decide it: {"reruns": M}, {"runs": n}, {"cases": k},
+    {"grid": what would} or {"never": why}, with "refuting": True where the estimate lies on the
+    refuting side (one such part decides a claim of parts); None once decided."""
+
+    verdict: str
+    estimate: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    level: float = 0.0  # the interval's confidence (a sequential look's nominal one, if stricter)
+    unit: str = ""  # how the quantity reads: "ratio", "pct", "ns", "cycles", ...
+    replication: str = ""  # what the interval rests on: reruns, runs, samples, cases, pooled
+    m: int = 0
+    n: int = 0
+    why: str = ""  # why the verdict follows from the interval, a few words
+    decide: dict | None = None
+    label: str = ""
+    quantity: str = ""  # the quantity's key for the contradiction check ('' : none shared)
+    implies: tuple = (-math.inf, math.inf)  # where the quantity lies if the verdict holds
+    repeated: bool = False  # judged on a repeated interval (a look of `timekit run --until-decided`)
+    claim_level: float = 0.0  # the claim's own confidence, at which `decide` is sized
+
+    def labelled(self, label, quantity=""):
+        return replace(self, label=label, quantity=quantity or self.quantity)
+
+
+@dataclass(frozen=True)
 class Verdict:
     verdict: str  # confirmed, refuted, inconclusive
     evidence: str
     implies: tuple = field(default=(-math.inf, math.inf))  # where the quantity lies if the verdict holds
+    part: Part | None = None  # the same judgement as data (None: a verdict with no interval)
+    decide: dict | None = None  # for an inconclusive verdict without an interval: what would decide it
+
+    def as_part(self, label="", quantity=""):
+        """This verdict as a part of a finding: its interval's Part, or one with no interval."""
+        if self.part is not None:
+            return self.part.labelled(label, quantity)
+        return Part(self.verdict, why=self.evidence, decide=self.decide if self.verdict == "inconclusive" else None,
+                    label=label, quantity=quantity, implies=self.implies)
 
 
 def _fmt(x, scale):
@@ -118,97 +163,126 @@ def _ci_text(est):
     return f"{_fmt(est.value, est.scale)}, CI [{_fmt(low, est.scale)}, {_fmt(high, est.scale)}]{grid}{method}; {est.replication()}"
 
 
-UNDECIDABLE = "no number of"  # how every "nothing decides it" text starts (needed_sizes, undecidable)
+def never(why, cause="bound"):
+    """What would decide a part that no number of reruns decides: `cause` is "grid" (a grid step
+    as wide as the tolerance: nothing ever will), "bound" (the estimate on the bound, or within
+    half a step of it, as it stands) or "practical" (beyond MAX_SUGGESTED)."""
+    return {"never": why, "cause": cause}
 
 
-def _never(est, why):
-    noun = "reruns" if est.unit == "reruns" else "runs or reruns"
-    return f"{UNDECIDABLE} {noun} decides it: {why}"
-
-
-def _needed(est, distance, refuting=False):
-    """What would decide: the smallest M (or n) whose t interval, widened by half the grid step,
-    fits within `distance` (the gap between the estimate and the nearest bound that would decide),
-    or why no number does. Today's half-width is the wider side of the interval (a ratio's interval
-    of the logs is wider above), so the size named is not too small; for a repeated interval it is
-    the interval at the claim's own level (Estimate.sizing)."""
+def _needed(est, distance, refuting=False, bound=None):
+    """What would decide, as data (Part.decide): the smallest M (or n) whose t interval, widened
+    by half the grid step, fits within `distance` (the gap between the estimate and the nearest
+    bound that would decide), or why no number does. Today's half-width is the wider side of the
+    interval (a ratio's interval of the logs is wider above), so the size named is not too small;
+    for a repeated interval it is the interval at the claim's own level (Estimate.sizing)."""
     low, high, level = est.sizing()
     half = max(est.value - low, high - est.value)
+    flag = {"refuting": True} if refuting else {}
     if not (math.isfinite(half) and half > 0):
-        return "no spread to judge by"
+        return never("no spread to judge by", "bound")
     if distance <= 0:
-        return _never(est, "the estimate sits on the bound")
+        return never("the estimate sits on the bound")
     room = distance - est.grid / 2
     if room <= 0:
-        return _never(est, f"on this grid, half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the "
-                           f"distance from the estimate to the bound ({_fmt(distance, est.scale)})")
+        return never(f"on this grid, half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the distance from the "
+                     f"estimate to the bound ({_fmt(distance, est.scale)})")
     if est.unit == "cases":
         # the binomial half-width shrinks as 1/sqrt(cases) (normal approximation), the share held
-        cases = math.ceil(est.n * (half / room) ** 2)
-        return _never(est, f"a share of {est.n} cases narrows only with more cases, not with runs or reruns, "
-                           f"about {cases} cases with this share would decide it")
+        return {"cases": math.ceil(est.n * (half / room) ** 2), **flag}
+    if est.unit == "bracket":  # lies between two measured points: only points between them narrow it
+        return {"grid": f"a point measured between {_fmt(est.low, est.scale)} and {_fmt(est.high, est.scale)}", **flag}
+    if est.unit == "pooled":
+        return never("one figure pooled over the runs has no interval that reruns narrow", "grid")
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive
+
+    if est.interval == "F" and bound is not None:
+        needed = deciding.smallest_f_reruns(est.value, bound, est.m, est.n, level, MAX_SUGGESTED)
+        return {"reruns": needed, **flag} if needed else never("more reruns than is practical would be needed", "practical")
 
     size = est.m if est.unit == "reruns" else est.n
     needed = deciding.smallest_size(half, size, level, room, MAX_SUGGESTED)
-    how = REFUTING if refuting else ""
-    if est.unit == "reruns":
-        return (f"about M = {needed} reruns would decide it{how}" if needed
-                else "more reruns than is practical would be needed")
-    return (f"about n = {needed} runs (or M >= 2 reruns to judge drift) would decide it{how}" if needed
-            else "more runs than is practical would be needed")
+    if not needed:
+        return never(f"more {'reruns' if est.unit == 'reruns' else 'runs'} than is practical would be needed", "practical")
+    return {"reruns" if est.unit == "reruns" else "runs": needed, **flag}
 
 
-REFUTING = " (as refuted)"  # the estimate lies on the refuting side of its bound
-_NEEDED_RERUNS = re.compile(r"about M = (\d+) reruns would decide it( \(as refuted\))?")
-_NEEDED_RUNS = re.compile(r"n = (\d+)[^;]*;[^;]*?about n = (\d+) runs \(or M >= 2 reruns to judge drift\) would decide it"
-                          r"( \(as refuted\))?")
-_UNDECIDABLE = re.compile(UNDECIDABLE + r" [a-z ]+ decides it: [^.;]*(?:\.\d[^.;]*)*")
+def decide_text(decide, now=None):
+    """The sentence an evidence paragraph says about `decide`; `now` the size it rests on today."""
+    if not decide:
+        return ""
+    how = " (as refuted)" if decide.get("refuting") else ""
+    if "never" in decide:
+        return f"no number of reruns decides it: {decide['never']}"
+    if "reruns" in decide:
+        return f"about M = {decide['reruns']} reruns would decide it{how}"
+    if "runs" in decide:
+        return f"about n = {decide['runs']} runs (or M >= 2 reruns to judge drift) would decide it{how}"
+    if "cases" in decide:
+        return (f"a share narrows only with more cases, not with runs or reruns: about {decide['cases']} cases "
+                f"with this share would decide it{how}")
+    if "grid" in decide:
+        return f"no number of reruns narrows it; {decide['grid']} would decide it"
+    return ""
 
 
-def needed_sizes(evidence):
-    """The sizes `_needed` wrote into a finding's evidence, read back: {'reruns': M} and/or
-    {'runs': n, 'runs_factor': n / n now}, plus 'refuting': True where they are a refuting part's;
-    {} when it names none. Every part must be decided, so the largest over the parts counts, unless
-    a part lies on the refuting side: one refuted part decides the claim, so the smallest over the
-    refuting parts counts. Kept beside `_needed` so that the two texts cannot drift apart."""
-    sizes = {}
-    reruns = [(int(m), verb) for m, verb in _NEEDED_RERUNS.findall(evidence)]
-    refuting = [m for m, verb in reruns if verb]
-    if reruns:
-        sizes["reruns"] = min(refuting) if refuting else max(m for m, _ in reruns)
-    runs = [(int(now), int(need), verb) for now, need, verb in _NEEDED_RUNS.findall(evidence)]
-    refuting_runs = [(now, need) for now, need, verb in runs if verb]
-    if runs:
-        chosen = [min(refuting_runs, key=lambda r: r[1])] if refuting_runs else [(now, need) for now, need, _ in runs]
-        sizes["runs"] = max(need for _, need in chosen)
-        sizes["runs_factor"] = max(need / now for now, need in chosen if now)
-    if refuting or refuting_runs:
-        sizes["refuting"] = True
-    return sizes
+def decide_of(parts):
+    """What would decide a claim made of `parts` that must all hold (all_of): one refuted part
+    refutes it, so where an undecided part lies on the refuting side with a size, the smallest such
+    size decides it; else every undecided part must be decided, so a part that nothing decides
+    makes the claim undecidable, and otherwise the largest size of each kind counts. None when no
+    part is undecided."""
+    open_parts = [p.decide for p in parts if p.verdict == "inconclusive" and p.decide]
+    if not open_parts:
+        return None
+    sized = [d for d in open_parts if "never" not in d and "grid" not in d]
+    refuting = [d for d in sized if d.get("refuting")]
+    if refuting:
+        return min(refuting, key=_size)
+    blocked = [d for d in open_parts if "never" in d or "grid" in d]
+    if blocked:
+        return dict(blocked[0])
+    decide = {}
+    for kind in ("reruns", "runs", "cases"):
+        sizes = [d[kind] for d in sized if kind in d]
+        if sizes:
+            decide[kind] = max(sizes)
+    return decide or None
 
 
-def undecidable(evidence):
-    """The first "no number of reruns decides it: why" of a finding's evidence (one of its parts
-    that no size decides), '' when every undecided part names a size."""
-    found = _UNDECIDABLE.search(evidence)
-    return found.group(0) if found else ""
+def _size(decide):
+    return next(decide[k] for k in ("reruns", "runs", "cases") if k in decide)
+
+
+def _part(est, verdict, why, decide=None, implies=(-math.inf, math.inf)):
+    low, high = est.widened()
+    return Part(verdict, float(est.value), float(low), float(high), float(est.level), est.scale or "ratio", est.unit,
+                int(est.m), int(est.n), why, decide if verdict == "inconclusive" else None, implies=implies,
+                repeated=isinstance(est, RepeatedEstimate) and bool(getattr(est, "fixed", ())),
+                claim_level=float(est.sizing()[2] or est.level))
+
+
+def _judged(est, verdict, head, why, decide=None, implies=(-math.inf, math.inf)):
+    """The Verdict: its evidence sentence and its Part, both from the same fields."""
+    tail = f"; {decide_text(decide)}" if decide else ""
+    return Verdict(verdict, f"{head}: {why}{tail}.", implies, _part(est, verdict, why, decide, implies))
 
 
 def at_least(est, threshold, *, larger=True):
     """Claim: the quantity is at least `threshold` (larger=True) or at most it (larger=False)."""
     low, high = est.widened()
     side = ">=" if larger else "<="
-    head = f"claim: {side} {_fmt(threshold, est.scale)}; {_ci_text(est)}"
+    bound = _fmt(threshold, est.scale)
+    head = f"claim: {side} {bound}; {_ci_text(est)}"
     if (low >= threshold) if larger else (high <= threshold):
-        return Verdict("confirmed", f"{head}: the whole CI is beyond the claimed bound.",
-                       (threshold, math.inf) if larger else (-math.inf, threshold))
+        return _judged(est, "confirmed", head, f"the whole CI is beyond the claimed bound {bound}",
+                       implies=(threshold, math.inf) if larger else (-math.inf, threshold))
     if (high < threshold) if larger else (low > threshold):
-        return Verdict("refuted", f"{head}: the whole CI is short of the claimed bound.",
-                       (-math.inf, threshold) if larger else (threshold, math.inf))
-    distance = abs(est.value - threshold)
+        return _judged(est, "refuted", head, f"the whole CI is short of the claimed bound {bound}",
+                       implies=(-math.inf, threshold) if larger else (threshold, math.inf))
     short = (est.value < threshold) if larger else (est.value > threshold)
-    return Verdict("inconclusive", f"{head}: the CI contains the bound; {_needed(est, distance, short)}.")
+    return _judged(est, "inconclusive", head, f"the CI contains the bound {bound}",
+                   _needed(est, abs(est.value - threshold), short, threshold))
 
 
 def grid_bound(est, margin):
@@ -221,54 +295,59 @@ def no_effect(est, margin, *, null=1.0):
     """Claim: no effect, judged by equivalence within null ± margin (pass a 90 % CI for TOST at 5 %)."""
     low, high = est.widened()
     lo_m, hi_m = null - margin, null + margin
+    band = f"{_fmt(null, est.scale)} ± {_fmt(margin, est.scale)}"
     head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
     if low > hi_m or high < lo_m:  # a coarse grid never keeps a clear difference from refuting
-        return Verdict("refuted", f"{head}: the whole CI lies outside the margin.",
-                       (hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
+        return _judged(est, "refuted", head, f"the whole CI lies outside {band}",
+                       implies=(hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
     if grid_bound(est, margin):
-        return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is at "
-                                                                 f"least the margin's width (±{_fmt(margin, est.scale)})") + ".")
+        return _judged(est, "inconclusive", head, f"the CI straddles {band}",
+                       never(f"the {_fmt(est.grid, est.scale)} grid step is at least the margin's width "
+                             f"(±{_fmt(margin, est.scale)})", "grid"))
     if lo_m <= low and high <= hi_m:
-        return Verdict("confirmed", f"{head}: the whole CI lies inside the margin (equivalence).", (lo_m, hi_m))
+        return _judged(est, "confirmed", head, f"the whole CI lies inside {band} (equivalence)", implies=(lo_m, hi_m))
     inside = lo_m <= est.value <= hi_m
     distance = min(hi_m - est.value, est.value - lo_m) if inside else min(abs(est.value - hi_m), abs(est.value - lo_m))
-    return Verdict("inconclusive", f"{head}: the CI is neither inside nor outside the margin; "
-                                   f"{_needed(est, distance, not inside)}.")
+    edge = min((lo_m, hi_m), key=lambda e: abs(est.value - e))
+    return _judged(est, "inconclusive", head, f"the CI is neither inside nor outside {band}",
+                   _needed(est, distance, not inside, edge))
 
 
 def about(est, target, factor=ABOUT_FACTOR):
     """Claim: the quantity is about `target`, i.e. within a factor `factor` of it."""
     low, high = est.widened()
     band = (target / factor, target * factor)
-    head = (f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {_fmt(band[0], est.scale)}–"
-            f"{_fmt(band[1], est.scale)}); {_ci_text(est)}")
+    span = f"{_fmt(band[0], est.scale)}–{_fmt(band[1], est.scale)}"
+    head = f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {span}); {_ci_text(est)}"
     if high < band[0] or low > band[1]:
-        return Verdict("refuted", f"{head}: the whole CI lies outside the band.",
-                       (-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
+        return _judged(est, "refuted", head, f"the whole CI lies outside {span}",
+                       implies=(-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
     if est.grid and est.grid >= band[1] - band[0]:
-        return Verdict("inconclusive", f"{head}: " + _never(est, f"the {_fmt(est.grid, est.scale)} grid step is as "
-                                                                 "wide as the band") + ".")
+        return _judged(est, "inconclusive", head, f"the CI straddles an edge of {span}",
+                       never(f"the {_fmt(est.grid, est.scale)} grid step is as wide as the band", "grid"))
     if band[0] <= low and high <= band[1]:
-        return Verdict("confirmed", f"{head}: the whole CI lies in the band.", band)
+        return _judged(est, "confirmed", head, f"the whole CI lies in {span}", implies=band)
     distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
     outside = not band[0] <= est.value <= band[1]
-    return Verdict("inconclusive", f"{head}: the CI straddles the band's edge; {_needed(est, distance, outside)}.")
+    edge = min(band, key=lambda e: abs(est.value - e))
+    return _judged(est, "inconclusive", head, f"the CI straddles an edge of {span}", _needed(est, distance, outside, edge))
 
 
 def direction(est, *, null=1.0, larger=True):
     """Claim: the quantity is larger (or smaller) than `null`."""
     low, high = est.widened()
     side = ">" if larger else "<"
-    head = f"claim: {side} {_fmt(null, est.scale)}; {_ci_text(est)}"
+    bound = _fmt(null, est.scale)
+    head = f"claim: {side} {bound}; {_ci_text(est)}"
     if (low > null) if larger else (high < null):
-        return Verdict("confirmed", f"{head}: the CI excludes {_fmt(null, est.scale)} on the claimed side.",
-                       (null, math.inf) if larger else (-math.inf, null))
+        return _judged(est, "confirmed", head, f"the CI excludes {bound} on the claimed side",
+                       implies=(null, math.inf) if larger else (-math.inf, null))
     if (high < null) if larger else (low > null):
-        return Verdict("refuted", f"{head}: the CI excludes {_fmt(null, est.scale)} on the other side.",
-                       (-math.inf, null) if larger else (null, math.inf))
+        return _judged(est, "refuted", head, f"the CI excludes {bound} on the other side",
+                       implies=(-math.inf, null) if larger else (null, math.inf))
     other_side = (est.value < null) if larger else (est.value > null)
-    return Verdict("inconclusive", f"{head}: the CI contains {_fmt(null, est.scale)}; "
-                                   f"{_needed(est, abs(est.value - null), other_side)}.")
+    return _judged(est, "inconclusive", head, f"the CI contains {bound}",
+                   _needed(est, abs(est.value - null), other_side, null))
 
 
 def all_of(parts):
@@ -289,21 +368,23 @@ def family(confidence, k):
 def contradictions(judged):
     """Pairs of verdicts on the same quantity that cannot both hold: [(claim a, claim b, why)].
 
-    `judged` is [(quantity key, claim text, Verdict)]; a verdict implies an interval for its
-    quantity (confirmed 'at least 1.1' implies [1.1, inf)); two that do not overlap contradict."""
+    `judged` is [(claim text, Part)] over every finding of a report; a decided part implies an
+    interval for its quantity (confirmed 'at least 1.1' implies [1.1, inf)); two parts of the same
+    quantity (Part.quantity) whose intervals do not overlap contradict."""
     found = []
-    for i, (key_a, claim_a, a) in enumerate(judged):
-        for key_b, claim_b, b in judged[i + 1:]:
-            if key_a != key_b or a.verdict == "inconclusive" or b.verdict == "inconclusive":
+    keyed = [(claim, part) for claim, part in judged if part.quantity and part.verdict in ("confirmed", "refuted")]
+    for i, (claim_a, a) in enumerate(keyed):
+        for claim_b, b in keyed[i + 1:]:
+            if a.quantity != b.quantity:
                 continue
             if max(a.implies[0], b.implies[0]) > min(a.implies[1], b.implies[1]):
                 found.append((claim_a, claim_b, f"'{claim_a}' is {a.verdict} and '{claim_b}' is {b.verdict}, "
-                                                f"which cannot both hold for {key_a}"))
+                                                f"which cannot both hold for {a.quantity}"))
     return found
 
 
 def contradiction_warnings(judged):
-    """The section warnings for `contradictions(judged)`: one line per pair that cannot both hold."""
+    """The warnings for `contradictions(judged)`: one line per pair that cannot both hold."""
     return [f"Contradictory verdicts: {why}." for _, _, why in contradictions(judged)]
 
 

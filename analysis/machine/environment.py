@@ -45,3 +45,15 @@ def snapshot(root="/"):
         "python": platform.python_version(),
     }
 
+
+
+def advice(probes):
+    """The check's last line, the same advice the README and the reports' opening give: what to
+    gate on here and how, given the settings found noisy."""
+    noisy = [p.name for p in probes if p.verdict == "noisy"]
+    head = ("advice: gate on CPU time (BenchExec's cputime) and compare several invocations a side "
+            "(timekit ab; timekit plan says how many)")
+    if not noisy:
+        return head + "; wall time is usable too: no setting above adds noise."
+    return (head + f"; trust wall time less: {len(noisy)} setting(s) above add noise ({', '.join(noisy)}), "
+            "timekit env tune fixes those it can.")

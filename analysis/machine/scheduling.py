@@ -109,7 +109,10 @@ def nice_can_act(recorded):
                       "the runner recorded it started the competitor in a session of its own)")
     competitor, run, switch = recorded.get("competitor"), recorded.get("run"), recorded.get("sched_autogroup_enabled")
     if not (competitor and run):
-        return None, "the competitor's or a run's scheduling group could not be read"
+        read = [f"{who}'s: {describe(probe)}" for who, probe in (("the competitor", competitor), ("a run", run)) if probe]
+        unread = [who for who, probe in (("the competitor's", competitor), ("a run's", run)) if not probe]
+        return None, (f"{' and '.join(unread)} scheduling group could not be read (the probe recorded nothing)"
+                      + (f"; read: {'; '.join(read)}" if read else ""))
     if "v2" in (competitor["cgroups"], run["cgroups"]):
         return None, (f"competitor: {describe(competitor)}; runs: {describe(run)}: under cgroups v2 a run's cgroup path "
                       "is seen through BenchExec's cgroup namespace and cannot be compared with the competitor's")

@@ -37,22 +37,38 @@ class Table:
 
 @dataclass
 class Finding:
-    """A claim from a source document and what this machine's data says about it.
+    """A claim from a source document and what this machine's data says about it, as data.
 
-    ``evidence`` names the test, n, alpha and p (or why the claim cannot be tested here);
-    ``cost`` what the measurements it rests on cost and, if inconclusive, what deciding it would
-    (analysis.core.cost).
+    ``id`` is stable across machines and runs ("section/slug": no machine's number in it), so that
+    claims line up in a fleet; ``parts`` holds one analysis.core.verdicts.Part per judged part
+    (estimate, interval, level, unit, the sizes it rests on, why); ``decide`` what would decide an
+    inconclusive finding ({"reruns": M}, {"runs": n}, {"cases": k}, {"grid": what}, {"never": why}),
+    from its parts unless given; ``why`` a finding without parts' reason in a few words (its
+    summary). ``evidence`` is the long form for whoever checks (the test, n, alpha); ``cost`` what
+    the measurements cost and what deciding would (analysis.core.cost). ``summary`` is rendered
+    from the fields (analysis.core.report.summary) unless given.
     """
 
     claim: str
     verdict: str
     evidence: str
     cost: str = ""
+    id: str = ""
+    parts: tuple = ()
+    decide: dict | None = None
+    why: str = ""
+    summary: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"finding {self.claim!r}: verdict {self.verdict!r} is not one of "
                              + ", ".join(repr(v) for v in VERDICTS))
+        self.parts = tuple(self.parts)
+        if self.verdict != "inconclusive":
+            self.decide = None
+        elif self.decide is None:
+            from analysis.core.verdicts import decide_of
+            self.decide = decide_of(self.parts)
 
 
 @dataclass

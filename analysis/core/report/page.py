@@ -16,6 +16,7 @@ import re
 import struct
 from typing import Any
 
+from analysis.core.report import answer, summary
 from analysis.core.report.model import PNG_SIGNATURE, VERDICTS, Figure, Finding, Report, Section, Table, sample_columns, sample_count
 
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
@@ -52,7 +53,7 @@ def _is_number(value: Any) -> bool:
 
 
 _RESERVED_IDS = ("tk-top", "tk-environment", "tk-environment-h", "tk-contents", "tk-contents-h",
-                 "tk-summary", "tk-summary-h")
+                 "tk-summary", "tk-summary-h", "tk-answer", "tk-answer-h")
 
 
 def _section_ids(section: Section) -> list[str]:
@@ -152,16 +153,50 @@ def _table_html(table: Table, number: int, anchor: str) -> list[str]:
     return out
 
 
+def finding_anchor(finding: Finding) -> str:
+    """The page anchor of a finding: its id, made a valid fragment."""
+    return "f-" + re.sub(r"[^A-Za-z0-9_-]+", "-", finding.id or finding.claim).strip("-")
+
+
+def _parts_html(finding: Finding) -> str:
+    """Each part's verdict of a claim of parts (one refuted part refutes the whole claim)."""
+    if len(finding.parts) < 2:
+        return ""
+    items = "".join(f"<li>{_badge(p.verdict)} {_e(p.label or 'part')}"
+                    + (f": {_e(summary.interval(p, with_sizes=False))}" if summary.interval(p) else "") + "</li>"
+                    for p in finding.parts)
+    return f'<ul class="parts">{items}</ul>'
+
+
 def _findings_html(findings: list[Finding], anchor: str) -> list[str]:
     out = ['<div class="table-wrap">',
            f'<table class="findings" id="{_e(anchor)}">',
            ('<thead><tr><th scope="col">Claim</th><th scope="col">Verdict</th>'
-            '<th scope="col">Evidence</th></tr></thead><tbody>')]
+            '<th scope="col">Summary</th></tr></thead><tbody>')]
     for f in findings:
-        out.append(f"<tr><td>{_e(f.claim)}</td><td class=\"verdict\">{_badge(f.verdict)}</td>"
-                   f'<td class="evidence">{_e(f.evidence)}'
-                   + (f'<p class="cost">{_e(f.cost)}</p>' if f.cost else "") + "</td></tr>")
+        details = (f"<details><summary>evidence</summary><p>{_e(f.evidence)}</p>"
+                   + (f'<p class="cost">{_e(f.cost)}</p>' if f.cost else "") + "</details>")
+        out.append(f'<tr id="{_e(finding_anchor(f))}"><td>{_e(f.claim)}{_parts_html(f)}</td>'
+                   f'<td class="verdict">{_badge(f.verdict)}</td>'
+                   f'<td class="evidence">{_e(summary.summary(f))}{details}</td></tr>')
     out.append("</tbody></table></div>")
+    return out
+
+
+def _answer_html(report: Report) -> list[str]:
+    """The opening answer: a few sentences a person can act on, each linking the findings it rests on."""
+    found = {f.id: f for s in report.sections for f in s.findings}
+    lines = answer.lines(report)
+    if not lines:
+        return []
+    out = ['<section id="tk-answer" aria-labelledby="tk-answer-h">',
+           '<h2 id="tk-answer-h">What this machine\'s timing can be trusted for</h2>', "<ul>"]
+    for line in lines:
+        links = [f'<a href="#{_e(finding_anchor(found[i]))}">{k}</a>'
+                 for k, i in enumerate(line["findings"][:8], start=1) if i in found]
+        rests = f' <span class="rests">(findings {", ".join(links)})</span>' if links else ""
+        out.append(f"<li>{_e(line['text'])}{rests}</li>")
+    out += ["</ul>", "</section>"]
     return out
 
 
@@ -207,6 +242,8 @@ def render_html(report: Report, n_samples: int | None = None) -> str:
     out.append('<p class="meta">' + " \u00b7 ".join(meta) + "</p>")
     out.append("</header>")
 
+    out.extend(_answer_html(report))
+
     # environment
     out.append('<section id="tk-environment" aria-labelledby="tk-environment-h">')
     out.append('<h2 id="tk-environment-h">Environment</h2>')
@@ -249,7 +286,8 @@ def render_html(report: Report, n_samples: int | None = None) -> str:
                    "</tr></thead><tbody>")
         for s in report.sections:
             for f in s.findings:
-                out.append(f'<tr><td><a href="#{_e(s.id)}">{_e(s.title)}</a></td><td>{_e(f.claim)}</td>'
+                out.append(f'<tr><td><a href="#{_e(s.id)}">{_e(s.title)}</a></td>'
+                           f'<td><a href="#{_e(finding_anchor(f))}">{_e(f.claim)}</a>{_parts_html(f)}</td>'
                            f'<td class="verdict">{_badge(f.verdict)}</td></tr>')
         out.append("</tbody></table></div></section>")
 

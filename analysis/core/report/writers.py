@@ -1,6 +1,7 @@
 """report.json and samples.csv, and write_report, which writes them with the page.
 
-``report.json`` holds title, environment, every finding and warning (with the id of its
+``report.json`` holds title, environment, the opening answer, every finding (its id, verdict,
+summary, parts and what would decide it, then the evidence) and warning (with the id of its
 section) and ``Report.data`` (all summaries and tests); NaN and infinities are written as
 ``null``. ``samples.csv`` has one row per run from ``Report.samples``; the header is the union
 of the keys in order of first appearance.
@@ -19,6 +20,7 @@ import pathlib
 from typing import Any
 
 from analysis.core.report.model import Report, sample_columns, sample_count
+from analysis.core.report import answer, summary
 from analysis.core.report.page import render_html
 
 
@@ -78,6 +80,19 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
+PART_FIELDS = ("label", "verdict", "estimate", "low", "high", "level", "unit", "replication", "m", "n", "why",
+               "decide", "quantity")
+
+
+def finding_json(section: str, finding) -> dict[str, Any]:
+    """One finding as report.json holds it: its fields, the summary rendered from them, then the
+    evidence paragraph and the cost line for whoever checks."""
+    return {"id": finding.id, "section": section, "claim": finding.claim, "verdict": finding.verdict,
+            "summary": summary.summary(finding),
+            "parts": [jsonable({k: getattr(part, k) for k in PART_FIELDS}, "part") for part in finding.parts],
+            "decide": jsonable(finding.decide, "decide"), "evidence": finding.evidence, "cost": finding.cost}
+
+
 def report_json(report: Report) -> dict[str, Any]:
     """What ``report.json`` holds, as a JSON-ready dict."""
     return {
@@ -85,9 +100,8 @@ def report_json(report: Report) -> dict[str, Any]:
         "generated": report.generated,
         "environment": jsonable(report.environment, "environment"),
         "sections": [{"id": s.id, "title": s.title, "runs": s.runs, "runs_missing": s.runs_missing} for s in report.sections],
-        "findings": [{"section": s.id, "claim": f.claim, "verdict": f.verdict, "evidence": f.evidence,
-                      "cost": f.cost}
-                     for s in report.sections for f in s.findings],
+        "answer": jsonable(answer.lines(report), "answer"),
+        "findings": [finding_json(s.id, f) for s in report.sections for f in s.findings],
         "warnings": [{"section": s.id, "warning": w} for s in report.sections for w in s.warnings],
         "data": jsonable(report.data, "data"),
     }

@@ -43,7 +43,9 @@ def _conditions(runs, present, reruns_of, data):
         wall, cpu, reruns = runs.wall[runs.of(c)], runs.cpu[runs.of(c)], runs.rerun[runs.of(c)]
         w, u = stats.summarize(wall), stats.summarize(cpu[np.isfinite(cpu)])   # CPU times left out are NaN
         v = variation(wall, reruns)
+        finite = np.isfinite(cpu)
         data["conditions"][c] = {"wall": w.as_dict(), "cpu": u.as_dict(), "variation": v,
+                                 "cpu_variation": variation(cpu[finite], reruns[finite]) if finite.sum() > 1 else None,
                                  "excluded": runs.excluded.get(c, {})}
         rows.append([LABEL.get(c, c), len(reruns_of[c]), w.n, fmt.ms(fmt.finite(w.mean)), fmt.ms(fmt.finite(w.sd)),
                      fmt.pct(w.cv, missing=None), fmt.ms(fmt.finite(u.mean)), fmt.pct(u.cv, missing=None),
@@ -136,11 +138,10 @@ def section(tables, conditions=None, environment=None, cpus=None):
         warnings.simplefilter("ignore", RuntimeWarning)
         for quantity in ("wall", "cpu"):
             data["comparisons"][quantity] = contrasts(runs, quantity)
-        found, contradictions = findings(runs, environment or [], cpus, _placements(tables, conditions or {}))
+        found = findings(runs, environment or [], cpus, _placements(tables, conditions or {}))
     sec.tables.append(_comparison_table(data["comparisons"]["wall"]))
     sec.figures.append(wall_per_condition(runs, present))
     sec.warnings += rule_warnings(data["conditions"], reruns_of)
     sec.warnings += _kept_out_warning(runs)
     sec.findings += found
-    sec.warnings += contradictions
     return sec, data

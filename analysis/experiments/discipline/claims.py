@@ -6,7 +6,7 @@ The rerun is the unit of replication: the conditions run interleaved in every re
 rerun pairs them, and every interval is a t interval over per-rerun values (ratios of means,
 ratios of CVs). A claim made of k parts judges each on a 1 - alpha/k interval (Bonferroni). One
 function per claim; each returns its findings as a list (empty where the data cannot judge it)
-and adds what it judged to ``judged`` (quantity, claim, verdict) for the contradiction check.
+and names each part's quantity (Part.quantity) for the report's contradiction check.
 """
 
 from analysis.core import verdicts
@@ -36,7 +36,8 @@ CALIBRATION = (
 
 
 def _needs_reruns(what):
-    return Verdict("inconclusive", f"{what}: needs two or more reruns with two or more runs each in both conditions.")
+    return Verdict("inconclusive", f"{what}: needs two or more reruns with two or more runs each in both conditions.",
+                   decide={"reruns": 2})
 
 
 def _judge(estimate, rule, *args, what="", **kwargs):
@@ -47,13 +48,13 @@ def _pair(a, b):
     return f"{LABEL.get(a, a)} / {LABEL.get(b, b)}"
 
 
-def same_core_noisier(runs, judged, cpus):
+def same_core_noisier(runs, cpus):
     """Two CPU-bound tasks on one core take longer and vary far more than on separate cores."""
     claim = ("Two CPU-bound tasks on the same core take longer and vary far more than on separate cores "
              "(talk, bare metal: CV 23.9 % vs 0.04 %, mean 1538 vs 737 ms).")
     present = set(runs.condition.tolist())
     if not {"same-core", "separate-cores"} <= present:
-        return [Finding(claim="Same core vs separate cores.", verdict="not testable here",
+        return [Finding(claim=claim, verdict="not testable here", id="discipline/same-core-noisier",
                         evidence=f"needs two usable CPUs; this sweep had {cpus or 'unknown'}.")]
     level = family(0.95, 2)
     longer = _judge(mean_ratio(runs, "same-core", "separate-cores", confidence=level), verdicts.direction,
@@ -61,10 +62,10 @@ def same_core_noisier(runs, judged, cpus):
     spread = cv_ratio(runs, "same-core", "separate-cores", confidence=level)
     far = _judge(spread, verdicts.at_least, FAR_FACTOR, what="CV ratio")
     more = _judge(spread, verdicts.direction, what="CV ratio")
-    judged += [("wall mean same-core / separate-cores", "same core takes longer", longer),
-               ("wall CV same-core / separate-cores", "same core varies far more", far)]
     return [Finding(
-        claim=claim, verdict=verdicts.all_of([longer, far]),
+        claim=claim, verdict=verdicts.all_of([longer, far]), id="discipline/same-core-noisier",
+        parts=[longer.as_part("takes longer (wall mean)", "wall mean same-core / separate-cores"),
+               far.as_part(f"varies far more (wall CV, >= {FAR_FACTOR:g}x)", "wall CV same-core / separate-cores")],
         evidence=f"Two parts, each on a {level:.1%} interval (Bonferroni over 2). Takes longer (wall mean "
                  f"{_pair('same-core', 'separate-cores')}): {longer.evidence} Varies far more ('far' = at least "
                  f"{FAR_FACTOR:g}x the CV, the report's one meaning; CVs per rerun, so one noisy rerun counts once): "
@@ -72,7 +73,7 @@ def same_core_noisier(runs, judged, cpus):
                  "CPU shared by time slicing, the closest this machine has to the talk's sibling threads.")]
 
 
-def separate_core_leaves_alone(runs, judged):
+def separate_core_leaves_alone(runs):
     """A CPU-bound task on a separate core leaves the measured task alone: mean and CV as alone."""
     if not {"separate-cores", "alone"} <= set(runs.condition.tolist()):
         return []
@@ -81,8 +82,6 @@ def separate_core_leaves_alone(runs, judged):
                   what="mean ratio")
     cv = _judge(cv_ratio(runs, "separate-cores", "alone", confidence=level), verdicts.no_effect, CV_MARGIN,
                 what="CV ratio")
-    judged += [("wall mean separate-cores / alone", "a separate core leaves the mean alone", mean),
-               ("wall CV separate-cores / alone", "a separate core leaves the CV alone", cv)]
     verdict = verdicts.all_of([mean, cv])
     cpu = cv_ratio(runs, "separate-cores", "alone", "cpu")
     slowed = (f" The run's own CPU time varies more too (CPU-time CV ratio {cpu.value:.2f}, 95 % CI [{cpu.low:.2f}, "
@@ -91,7 +90,9 @@ def separate_core_leaves_alone(runs, judged):
               if verdict != "confirmed" and cpu is not None and cpu.low > 1 else "")
     return [Finding(
         claim="A CPU-bound task on a separate core leaves the measured task alone (talk: CV 0.04 %, as without it).",
-        verdict=verdict,
+        verdict=verdict, id="discipline/separate-core-leaves-alone",
+        parts=[mean.as_part("wall mean", "wall mean separate-cores / alone"),
+               cv.as_part("wall CV", "wall CV separate-cores / alone")],
         evidence=f"Two parts, each on a {level:.1%} interval (equivalence, Bonferroni over 2). Wall mean "
                  f"{_pair('separate-cores', 'alone')}: {mean.evidence} Wall CV {_pair('separate-cores', 'alone')}: "
                  f"{cv.evidence}{slowed}")]
@@ -111,42 +112,43 @@ def nice_was_testable(placements):
     return True, answers[0][1] + (f", in all {len(answers)} niced reruns" if len(answers) > 1 else "")
 
 
-def priority_helps(runs, judged, placements=()):
+def priority_helps(runs, placements=()):
     """A competitor at nice 19 slows the measured task at least 10 % less than one at nice 0; only
     where the runner recorded that nice could act (competitor and runs in one scheduling group)."""
     if not {"same-core-niced", "same-core"} <= set(runs.condition.tolist()):
         return []
     testable, where = nice_was_testable(placements)
     if not testable:
-        return [Finding(claim=PRIORITY_CLAIM, verdict="not testable here",
+        return [Finding(claim=PRIORITY_CLAIM, verdict="not testable here", id="discipline/nice-19-helps",
+                        why=f"nice could not be shown to act on the runs: {where}",
                         evidence=f"nice weighs a task only against the tasks of its own scheduling group (its cgroup of "
                                  f"the cpu controller and, where sched_autogroup_enabled is 1, its session's autogroup: "
                                  f"sched(7)); {where}.")]
     helps = _judge(mean_ratio(runs, "same-core-niced", "same-core"), verdicts.at_least, PRIORITY_BENEFIT, larger=False,
                    what="mean ratio")
-    judged.append(("wall mean same-core-niced / same-core", "nice 19 helps", helps))
     slowdown = mean_ratio(runs, "same-core", "alone") if "alone" in set(runs.condition.tolist()) else None
     working = (f"; a plain competitor slows the task {slowdown.value:.2f}x here, and a working nice 19 (CFS weight 15 "
                f"against 1024: {NICE_19_SHARE:.1%} of the CPU for the task) would undo most of that, a ratio near "
                f"{1 / slowdown.value:.2f}" if slowdown is not None else "")
     return [Finding(
         claim=PRIORITY_CLAIM,
-        verdict=helps.verdict,
+        verdict=helps.verdict, id="discipline/nice-19-helps",
+        parts=[helps.as_part("wall mean niced / plain competitor", "wall mean same-core-niced / same-core")],
         evidence=f"Wall mean {_pair('same-core-niced', 'same-core')}: {helps.evidence} 'Helps' = at least "
                  f"{1 - PRIORITY_BENEFIT:.0%} faster with the niced competitor{working}. Nice can act here: {where} "
                  "(recorded by the runner per niced step). The competitor runs outside BenchExec's measuring cgroups, "
                  "so its CPU time is not counted in the runs'.")]
 
 
-def reruns_differ(runs, judged):
+def reruns_differ(runs):
     """Reruns differ beyond their within-run noise, so M >= 5 reruns are needed."""
     condition = next((c for c in ("alone", "unpinned") if c in set(runs.condition.tolist())), None)
     if condition is None:
         return []
     mask = runs.of(condition)
     differ = _judge(rerun_effect(runs.wall[mask], runs.rerun[mask]), verdicts.direction, what="rerun effect")
-    judged.append((f"rerun effect {condition}", "reruns differ", differ))
     return [Finding(
+        id="discipline/reruns-differ", parts=[differ.as_part("theta", f"rerun effect {condition}")],
         claim="Reruns of the same benchmark differ beyond their within-run noise, so M >= 5 reruns are needed "
               "(talk: 5 runs with CV 2.2-3.2 % each, 2.94 % pooled).",
         verdict=differ.verdict,
@@ -168,6 +170,7 @@ def _frequency_reason(governor):
 def fixed_frequency_cuts_variation(probes):
     """Disabling dynamic frequency scaling cuts variation about 10x: not varied by a sweep."""
     return [Finding(
+        id="discipline/fixed-frequency-cuts-variation",
         claim="Disabling dynamic frequency scaling cuts variation about 10x (talk: CV 0.383 % -> 0.041 %).",
         verdict="not testable here",
         evidence=_frequency_reason(probes.get("frequency governor", {})))]
@@ -180,17 +183,14 @@ def smt_contention(probes):
         return []
     return [Finding(
         claim="Disabling SMT removes contention between sibling threads.", verdict="not testable here",
+        id="discipline/smt-contention", why=f"SMT is '{smt.get('value', 'unknown')}': no siblings to compare",
         evidence=f"SMT is '{smt.get('value', 'unknown')}' on this machine: there are no siblings to compare; "
                  "the same-core condition above shows time-slicing contention instead.")]
 
 
 def findings(runs, environment, cpus, placements=()):
-    """(the talk's claims in the report's order, warnings for verdicts that contradict each other);
-    ``environment``: a sweep's probe list; ``placements``: what the runner recorded per niced step
+    """The talk's claims in the report's order; ``environment``: a sweep's probe list; ``placements``: what the runner recorded per niced step
     about the scheduling groups of the competitor and the runs (Step.scheduling)."""
     probes = {p["name"]: p for p in environment}
-    judged = []
-    found = [*same_core_noisier(runs, judged, cpus), *separate_core_leaves_alone(runs, judged),
-             *priority_helps(runs, judged, placements), *reruns_differ(runs, judged), *fixed_frequency_cuts_variation(probes),
-             *smt_contention(probes)]
-    return found, verdicts.contradiction_warnings(judged)
+    return [*same_core_noisier(runs, cpus), *separate_core_leaves_alone(runs), *priority_helps(runs, placements),
+            *reruns_differ(runs), *fixed_frequency_cuts_variation(probes), *smt_contention(probes)]

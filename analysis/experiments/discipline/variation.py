@@ -83,7 +83,7 @@ def rerun_effect(values, reruns, confidence=0.95):
     low = f / scipy.stats.f.ppf(1 - tail, m - 1, total - m)
     high = f / scipy.stats.f.ppf(tail, m - 1, total - m)
     return Estimate(float(f), float(low), float(high), unit="reruns", n=min(g.size for g in groups), m=m,
-                    scale="ratio", method=f"one-way ANOVA F over reruns, interval from F({m - 1}, {total - m}), "
+                    scale="ratio", level=confidence, interval="F", method=f"one-way ANOVA F over reruns, interval from F({m - 1}, {total - m}), "
                                       f"{100 * confidence:.3g} %")
 
 

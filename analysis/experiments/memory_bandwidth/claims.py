@@ -26,13 +26,14 @@ def findings(nodes, triad, derived, firmware):
     """Every claim's finding; on one node only the two remote claims, not testable."""
     if len(nodes) == 1:
         why = f"one NUMA node ({nodes[0]}): there is no remote memory on this machine; the 1 × 1 matrix holds local access only"
-        return [remote_untestable(why), Finding(NEIGHBOUR_CLAIM, "not testable here", why)]
+        return [remote_untestable(why), Finding(NEIGHBOUR_CLAIM, "not testable here", why,
+                                                id="memory-bandwidth/one-favoured-neighbour")]
     return [remote_slower_than_firmware(derived, firmware), one_favoured_neighbour(nodes, triad),
             local_is_fastest(triad)]
 
 
 def remote_untestable(why):
-    return Finding(REMOTE_CLAIM, "not testable here", why)
+    return Finding(REMOTE_CLAIM, "not testable here", why, id="memory-bandwidth/remote-slower-than-firmware")
 
 
 def remote_slower_than_firmware(derived, firmware):
@@ -51,8 +52,9 @@ def remote_slower_than_firmware(derived, firmware):
                                1 + SLOWER_MARGIN)
     return Finding(
         REMOTE_CLAIM,
-        judged.verdict,
-        f"{int(keep.sum())} remote pairs: derived distance {np.nanmin(remote_derived):.1f} – {np.nanmax(remote_derived):.1f} "
+        judged.verdict, id="memory-bandwidth/remote-slower-than-firmware",
+        parts=[judged.as_part("derived / firmware distance", "remote distance derived / firmware")],
+        evidence=f"{int(keep.sum())} remote pairs: derived distance {np.nanmin(remote_derived):.1f} – {np.nanmax(remote_derived):.1f} "
         f"(mean {np.mean(remote_derived[keep]):.1f}) against firmware {np.min(remote_firmware[keep]):g} – "
         f"{np.max(remote_firmware[keep]):g}; {int(beyond.sum())} pairs more than {SLOWER_MARGIN:.0%} beyond the firmware's "
         f"value; mean ratio derived/firmware: {judged.evidence}",
@@ -72,9 +74,11 @@ def one_favoured_neighbour(nodes, triad):
             favoured.append((c, remote[0][1], remote[0][0] / remote[1][0]))
     testable = sum(1 for i in range(n) if np.isfinite(triad[i, off[i]]).sum() >= 2)
     return Finding(
-        NEIGHBOUR_CLAIM,
-        ("confirmed" if len(favoured) == testable else "refuted") if testable else "not testable here",
-        (f"{len(favoured)} of {testable} CPU nodes have a remote node with more than {SLOWER_MARGIN:.0%} more triad bandwidth "
+        NEIGHBOUR_CLAIM, id="memory-bandwidth/one-favoured-neighbour",
+        why=f"{len(favoured)} of {testable} nodes have one remote node over {SLOWER_MARGIN:.0%} faster than the next"
+        if testable else "needs 3 or more nodes",
+        verdict=("confirmed" if len(favoured) == testable else "refuted") if testable else "not testable here",
+        evidence=(f"{len(favoured)} of {testable} CPU nodes have a remote node with more than {SLOWER_MARGIN:.0%} more triad bandwidth "
          "than the next: " + (", ".join(f"{c} → {m} (×{r:.2f})" for c, m, r in favoured) or "none")
          + ". The firmware's table gives every remote node the same distance." if testable else "needs 3 or more nodes"),
     )
@@ -84,7 +88,8 @@ def local_is_fastest(triad):
     n = len(triad)
     local_best = [bool(np.isfinite(triad[i, i]) and np.all(triad[i, i] >= triad[i, np.isfinite(triad[i])])) for i in range(n)]
     return Finding(
-        "Local memory has the highest bandwidth for every CPU node (seed 004, B: 'the distance from each node to itself')",
-        "confirmed" if all(local_best) else "refuted",
-        f"{sum(local_best)} of {n} CPU nodes reach their own memory fastest (median triad).",
+        id="memory-bandwidth/local-is-fastest",
+        claim="Local memory has the highest bandwidth for every CPU node (seed 004, B: 'the distance from each node to itself')",
+        verdict="confirmed" if all(local_best) else "refuted",
+        evidence=f"{sum(local_best)} of {n} CPU nodes reach their own memory fastest (median triad).",
     )

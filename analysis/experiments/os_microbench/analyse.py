@@ -113,9 +113,7 @@ def section(result_tables, caches=None):
         sec.tables.append(tables.fault_table(data))
     sec.tables.append(tables.environment_table(data))
     sec.figures += figures(data, caches, found, rows)
-    found_findings, contradictions = findings(data, caches, found, matches)
-    sec.findings += found_findings
-    sec.warnings += contradictions
+    sec.findings += findings(data, caches, found, matches)
 
     data["caches"] = {str(k): v for k, v in caches.items()}
     data["measurements"] = rows

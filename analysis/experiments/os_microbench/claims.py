@@ -4,7 +4,7 @@ report's verdict policy (docs/verdicts.md): 'about X' = within a factor 2 of X, 
 of times' = at least a factor 10, judged on intervals of the medians (estimates.py), widened by
 the grid their samples sit on. One function per claim (a claim judged per cache level gives one
 finding per level); each returns its findings as a list, empty where the data to judge it is
-missing, and adds what it judged to ``judged`` for the contradiction check. The seed's figures
+missing; each part names its quantity (Part.quantity) for the report's contradiction check. The seed's figures
 and the published ranges are in seed.py.
 """
 
@@ -67,11 +67,20 @@ CALIBRATION = (
 )
 
 
-def _untestable(spec, claim, data, measure=None):
+def _id(slug):
+    return f"os-microbench/{slug}"
+
+
+def _untestable(spec, claim, data, measure=None, id=""):
     """[the finding 'not testable here', with the reason] where an instrument or machine fact the
     claim rests on fails its check (spec.instruments), else []."""
     why = spec.untestable(readings(data, measure))
-    return [Finding(claim, NOT_TESTABLE, why)] if why else []
+    return [Finding(claim, NOT_TESTABLE, why, id=id)] if why else []
+
+
+def _finding(id, claim, v, evidence, label, quantity):
+    """The finding of a claim judged on one quantity."""
+    return Finding(claim, v.verdict, evidence, id=_id(id), parts=[v.as_part(label, quantity)])
 
 
 def _v(data, name):
@@ -99,16 +108,17 @@ def _clock_text(data, measure):
     return f"{clock.value:.3f} GHz ({clock.how})" if clock.how else f"{clock.value:.3f} GHz"
 
 
-def tsc_counts_cycles(data, judged):
+def tsc_counts_cycles(data):
     """The seed counted cycles with the TSC: TSC ticks are core cycles only at the nominal clock."""
     claim = f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)"
-    untestable = _untestable(TSC_CYCLES, claim, data)
+    untestable = _untestable(TSC_CYCLES, claim, data, id=_id("tsc-counts-cycles"))
     if untestable:
         return untestable
     runs = [(_run_core_ghz(p), p.get("tsc-ghz"), p.get(INVOCATION)) for p in data["probes"]]
     runs = [(core, tsc, file) for core, tsc, file in runs if core and isinstance(tsc, float) and tsc > 0]
     if not runs:
-        return [Finding(claim, NOT_TESTABLE, "no run measured both the TSC rate and a core clock that passed its check")]
+        return [Finding(claim, NOT_TESTABLE, "no run measured both the TSC rate and a core clock that passed its check",
+                        id=_id("tsc-counts-cycles"))]
     core, tsc, files = (np.array(x) for x in zip(*runs))
     per_tick = replication.paired_ratio(tsc, core, files, confidence=0.90, what="core clock / TSC rate")
     clock = clock_reading(data)
@@ -117,12 +127,13 @@ def tsc_counts_cycles(data, judged):
              "this core clock.")
     if per_tick is None:
         return [Finding(claim, "inconclusive", f"One run only ({core[0] / tsc[0]:.3f} core cycles per TSC tick): no "
-                                               f"interval over runs. {about}")]
+                                               f"interval over runs. {about}", id=_id("tsc-counts-cycles"),
+                        why="one run only: no interval", decide={"runs": 2})]
     per_tick = dataclasses.replace(per_tick, scale="ratio")
     v = verdicts.no_effect(per_tick, TSC_MARGIN)
-    judged.append(("core cycles per TSC tick", "TSC ticks are core cycles", v))
-    return [Finding(claim, v.verdict, f"Equivalence within ±{TSC_MARGIN:.0%} on a 90 % interval of core cycles per TSC "
-                                      f"tick (each run's core clock / its TSC rate): {v.evidence} {about}")]
+    return [_finding("tsc-counts-cycles", claim, v, f"Equivalence within ±{TSC_MARGIN:.0%} on a 90 % interval of core "
+                     f"cycles per TSC tick (each run's core clock / its TSC rate): {v.evidence} {about}",
+                     "core cycles per TSC tick", "core cycles per TSC tick")]
 
 
 def _run_core_ghz(values):
@@ -130,19 +141,18 @@ def _run_core_ghz(values):
     return instruments.usable(CORE_CLOCK, instruments.core_clock(values))
 
 
-def timer_read_cost(data, judged):
+def timer_read_cost(data):
     """Reading the time costs about 8 ns (23 cycles)."""
     claim = f"{CLAIM_SEED}: reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement"
     floor, cost = _v(data, "tsc-cpuid"), _v(data, "tsc-cpuid-cost")
-    untestable = _untestable(TIMER, claim, data, "timer") if "timer" in data["runs"] else []
+    untestable = _untestable(TIMER, claim, data, "timer", _id("timer-read-cost")) if "timer" in data["runs"] else []
     if untestable or not floor:
         return untestable
     est = estimates.median(floor)
     v = verdicts.about(est, SEED["timer"]["measured"])
-    judged.append(("CPUID;RDTSC floor (ns)", "reading the time adds about 8 ns", v))
     ghz = core_ghz(data, floor["measure"])
     return [Finding(
-        claim=claim,
+        claim=claim, id=_id("timer-read-cost"), parts=[v.as_part("RDTSC..RDTSCP floor", "CPUID;RDTSC floor (ns)")],
         verdict=v.verdict,
         evidence=f"Floor (RDTSC to RDTSCP, nothing between): {v.evidence} p10–p90 {_spread(floor)}"
                  + (f"; {_in_cycles(est, ghz)}, as finely as the grid allows" if ghz else "") + "."
@@ -151,18 +161,17 @@ def timer_read_cost(data, judged):
     )]
 
 
-def cpuid_serialises_cheaply(data, judged):
+def cpuid_serialises_cheaply(data):
     """Paoloni's CPUID pattern, used by the seed, is cheap."""
     claim = "Paoloni (2010), used by the seed: CPUID is a cheap way to serialise before reading the TSC"
     cost = _v(data, "tsc-cpuid-cost")
-    untestable = _untestable(CPUID, claim, data, "timer") if "timer" in data["runs"] else []
+    untestable = _untestable(CPUID, claim, data, "timer", _id("cpuid-is-cheap")) if "timer" in data["runs"] else []
     if untestable or not cost:
         return untestable
     lf = _v(data, "tsc-lfence-cost")
     v = verdicts.at_least(_us(estimates.median(cost)), CHEAP_NS / 1e3, larger=False)
-    judged.append(("CPUID;RDTSC use (µs)", "CPUID is cheap", v))
     return [Finding(
-        claim=claim,
+        claim=claim, id=_id("cpuid-is-cheap"), parts=[v.as_part("one use of the pattern", "CPUID;RDTSC use (µs)")],
         verdict=v.verdict,
         evidence=f"'Cheap' = under {CHEAP_NS / 1e3:g} µs per use of CPUID;RDTSC … RDTSCP;CPUID: {v.evidence} p10–p90 "
                  f"{_spread(cost)}" + (f"; LFENCE;RDTSCP;LFENCE twice costs {duration_ns(lf['median'])}" if lf else "")
@@ -170,20 +179,19 @@ def cpuid_serialises_cheaply(data, judged):
     )]
 
 
-def loop_cost(data, judged):
+def loop_cost(data):
     """Loop overhead is about 2 cycles."""
     claim = f"{CLAIM_SEED}: one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)"
     loop, add, ghz = _v(data, "loop"), _v(data, "add"), core_ghz(data, "loop")
-    untestable = _untestable(LOOP, claim, data, "loop") if loop else []
+    untestable = _untestable(LOOP, claim, data, "loop", _id("loop-iteration-cost")) if loop else []
     if untestable or not loop:
         return untestable
     # cycles = loop time / the time of one dependent add (one cycle): both medians' uncertainty counts
     cycles = (dataclasses.replace(estimates.ratio(loop, add, what="loop iteration / dependent add"), scale="cycles")
               if add else estimates.scaled(estimates.median(loop), ghz, "cycles"))
     v = verdicts.about(cycles, 2.0)
-    judged.append(("loop iteration (cycles)", "a loop iteration costs about 2 cycles", v))
     return [Finding(
-        claim=claim,
+        claim=claim, id=_id("loop-iteration-cost"), parts=[v.as_part("loop iteration", "loop iteration (cycles)")],
         verdict=v.verdict,
         evidence=f"Empty counted loop, per iteration (samples of {int(1e6)} iterations by default), in cycles of the "
                  f"dependent-add chain (core clock {_clock_text(data, 'loop')}): {v.evidence} Median "
@@ -191,23 +199,23 @@ def loop_cost(data, judged):
     )]
 
 
-def call_cost_grows(data, judged):
+def call_cost_grows(data):
     """The cost of a procedure call grows with its arguments: at least 2 cycles more for 7."""
     claim = f"{CLAIM_SEED}: the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)"
     calls = [_v(data, f"call{k}") for k in range(8)]
     if not all(calls):
         return []
-    untestable = _untestable(CALLS, claim, data, "call")
+    untestable = _untestable(CALLS, claim, data, "call", _id("call-cost-grows"))
     if untestable:
         return untestable
     ghz = core_ghz(data, "call")
     rise = estimates.difference(calls[7], calls[0], factor=ghz, scale="cycles", what="call with 7 args - with 0 args")
     v = verdicts.at_least(rise, CALL_RISE)
-    judged.append(("call 7 args - 0 args (cycles)", "call cost grows with arguments", v))
     med = np.array([c["median"] for c in calls]) * ghz
     slope = scipy_stats.theilslopes(med, np.arange(8))
     return [Finding(
-        claim=claim,
+        claim=claim, id=_id("call-cost-grows"),
+        parts=[v.as_part("7 args - 0 args", "call 7 args - 0 args (cycles)")],
         verdict=v.verdict,
         evidence=f"'Grows' = at least {CALL_RISE:g} cycles more for 7 arguments than for none (half the seed's rise): "
                  f"{v.evidence} Medians {', '.join(f'{x:.2f}' for x in med)} core cycles for 0..7 args; Theil-Sen slope "
@@ -216,18 +224,17 @@ def call_cost_grows(data, judged):
     )]
 
 
-def syscall_cost(data, judged):
+def syscall_cost(data):
     """A null system call costs about 42 ns."""
     sysc = _v(data, "getppid")
     if not sysc:
         return []
     est = estimates.median(sysc)
     v = verdicts.about(est, SEED["syscall"]["measured"])
-    judged.append(("getppid (ns)", "a null system call costs about 42 ns", v))
     vd, ghz = _v(data, "vdso"), core_ghz(data, "syscall")
     return [Finding(
         claim=f"{CLAIM_SEED}: a null system call (getppid) costs about 42 ns (107 cycles)",
-        verdict=v.verdict,
+        verdict=v.verdict, id=_id("syscall-cost"), parts=[v.as_part("getppid", "getppid (ns)")],
         evidence=f"syscall(SYS_getppid): {v.evidence} p10–p90 {_spread(sysc)}"
                  + (f"; {_in_cycles(est, ghz)}" if ghz else "") + "."
                  + (f" A vDSO clock_gettime, which stays in user space, costs {duration_ns(vd['median'])}." if vd else "")
@@ -235,29 +242,28 @@ def syscall_cost(data, judged):
     )]
 
 
-def _times(judged, claim, key, a, b, what, detail=""):
+def _times(id, claim, key, a, b, what, detail=""):
     """A claim that variant a costs at least FAR_FACTOR times variant b."""
     v = verdicts.at_least(estimates.ratio(a, b, what=what), FAR_FACTOR)
-    judged.append((key, claim, v))
-    return [Finding(claim, v.verdict, f"'Far' = at least {FAR_FACTOR:g}x: {v.evidence} {what}: "
-                                      f"{duration_ns(a['median'])} / {duration_ns(b['median'])}.{detail}")]
+    return [_finding(id, claim, v, f"'Far' = at least {FAR_FACTOR:g}x: {v.evidence} {what}: "
+                                   f"{duration_ns(a['median'])} / {duration_ns(b['median'])}.{detail}", what, key)]
 
 
-def kernel_entry_beats_call(data, judged):
+def kernel_entry_beats_call(data):
     """Entering the kernel costs over 10x a procedure call."""
     sysc, call0 = _v(data, "getppid"), _v(data, "call0")
     if not (sysc and call0):
         return []
-    return _times(judged, f"{CLAIM_SEED}: entering the kernel costs far more (over 10x) than a procedure call",
+    return _times("kernel-entry-beats-call", f"{CLAIM_SEED}: entering the kernel costs far more (over 10x) than a procedure call",
                   "getppid / call with 0 args", sysc, call0, "getppid / call with 0 args")
 
 
-def thread_cheaper_than_process(data, judged):
+def thread_cheaper_than_process(data):
     """Creating a thread is far cheaper than creating a process."""
     fx, fe, pt = _v(data, "fork-exec"), _v(data, "fork-exit"), _v(data, "pthread")
     if not (fx and pt):
         return []
-    return _times(judged, f"{CLAIM_SEED}: creating a kernel thread is far cheaper than creating a process "
+    return _times("thread-cheaper-than-process", f"{CLAIM_SEED}: creating a kernel thread is far cheaper than creating a process "
                                 "(174 µs vs 2 µs)", "fork+exec / pthread_create+join", fx, pt,
                   "fork+exec / pthread_create+join",
                   f" p10–p90 {_spread(fx)} and {_spread(pt)}"
@@ -265,7 +271,7 @@ def thread_cheaper_than_process(data, judged):
                      if fe else "") + ".")
 
 
-def creation_costs(data, judged):
+def creation_costs(data):
     """fork+exec takes about 174 µs and pthread_create about 2 µs."""
     fx, pt = _v(data, "fork-exec"), _v(data, "pthread")
     if not (fx and pt):
@@ -273,10 +279,9 @@ def creation_costs(data, judged):
     level = family(0.95, 2)
     fork = verdicts.about(_us(estimates.median(fx, level)), SEED["fork-exec"]["measured"] / 1e3)
     thread = verdicts.about(_us(estimates.median(pt, level)), SEED["pthread"]["measured"] / 1e3)
-    judged += [("fork+exec (µs)", "fork+exec takes about 174 µs", fork),
-               ("pthread_create+join (µs)", "pthread_create takes about 2 µs", thread)]
     return [Finding(
-        claim=f"{CLAIM_SEED}: fork+exec takes about 174 µs and pthread_create about 2 µs",
+        claim=f"{CLAIM_SEED}: fork+exec takes about 174 µs and pthread_create about 2 µs", id=_id("creation-costs"),
+        parts=[fork.as_part("fork+exec", "fork+exec (µs)"), thread.as_part("pthread_create", "pthread_create+join (µs)")],
         verdict=verdicts.all_of([fork, thread]),
         evidence=f"Two parts, each on a {level:.1%} interval (Bonferroni over 2). fork+exec: {fork.evidence} "
                  f"pthread_create+join: {thread.evidence} The seed timed from the parent's fork to the child's first "
@@ -284,12 +289,12 @@ def creation_costs(data, judged):
     )]
 
 
-def process_switch_costs_tens_of_thread_switches(data, judged):
+def process_switch_costs_tens_of_thread_switches(data):
     """A process context switch costs tens of times a thread context switch."""
     ps, ts = _v(data, "process-switch"), _v(data, "thread-switch")
     if not (ps and ts):
         return []
-    return _times(judged, f"{CLAIM_SEED}: a process context switch (67 µs) costs tens of times a thread context "
+    return _times("process-switch-beats-thread-switch", f"{CLAIM_SEED}: a process context switch (67 µs) costs tens of times a thread context "
                                 "switch (1.25 µs)", "process switch / thread switch", ps, ts,
                   "process switch / thread switch",
                   " Both pinned to one CPU, pipe cost without a switch subtracted. The seed's 67 µs included fork and "
@@ -329,39 +334,42 @@ def _rise(mt, latency_runs):
     low, high = mt["edge"][0] / factor, mt["edge"][1] / factor
     invocations = len(set(latency_runs.get("invocations", []))) if latency_runs else 1
     runs = latency_runs.get("runs", 1) if latency_runs else 1
-    return Estimate(math.sqrt(low * high), low, high, unit="reruns" if invocations >= 2 else "runs",
-                    n=runs // max(invocations, 1), m=invocations, scale=unit,
+    return Estimate(math.sqrt(low * high), low, high, unit="bracket", n=runs // max(invocations, 1), m=invocations,
+                    scale=unit,
                     method="the latency rises between these two measured working-set sizes"), factor, unit
 
 
-def _plateau_verdict(mt, caches, data, judged):
-    """(verdict, evidence) for one cache level: does the latency rise about at its size?"""
+def _plateau_verdict(mt, caches, data):
+    """(verdict, evidence, parts) for one cache level: does the latency rise about at its size?"""
     why = PLATEAU.untestable({"cache size": Reading(mt["bytes"], how=f"L{mt['level']}, as /sys reports it"),
                               "largest working set measured": Reading(max(data["latency"]["bytes"]))})
     if why:
-        return NOT_TESTABLE, why + "."
+        return NOT_TESTABLE, why + ".", ()
     if mt["match"] is None:
-        return "inconclusive", "no plateau of this level followed by a higher one was found in the data."
+        return "inconclusive", "no plateau of this level followed by a higher one was found in the data.", ()
     rise, factor, unit = _rise(mt, data["main"].get("mem-latency"))
     v = verdicts.about(rise, mt["bytes"] / factor)
-    judged.append((f"latency rise after L{mt['level']} ({unit})", f"the L{mt['level']} plateau ends at its size", v))
+    part = v.as_part(f"latency rise / L{mt['level']} size", f"latency rise after L{mt['level']} ({unit})")
     ev = f"/sys reports L{mt['level']} = {binary_size(mt['bytes'])}; 'about' its size = within a factor 2: {v.evidence}"
     if v.verdict != "confirmed" and not mt["match"]:
         ev += _mismatch_reason(mt, caches)
         if mt["level"] == max(caches) and data.get("bandwidth"):
             ev += _bandwidth_past_the_rise(mt, data)
-    return v.verdict, ev
+    return v.verdict, ev, (part,)
 
 
-def plateaus_mark_cache_sizes(data, caches, found, matches, judged):
+def plateaus_mark_cache_sizes(data, caches, found, matches):
     """The latency curve's plateaus end at the cache sizes: one finding per cache level."""
     if not data.get("latency"):
         return []
     plateau_text = ", ".join("{} {:.3g} ns".format(p["label"], p["ns"]) for p in found) or "none"
     out = []
     for mt in matches:
-        verdict, ev = _plateau_verdict(mt, caches, data, judged)
+        verdict, ev, parts = _plateau_verdict(mt, caches, data)
         out.append(Finding(
+            id=_id(f"latency-plateau-L{mt['level']}"), parts=parts,
+            decide={"grid": "a latency curve that shows this level's plateau"} if verdict == "inconclusive" and not parts
+            else None,
             claim=f"{CLAIM_SEED}: the latency curve has plateaus whose ends mark the cache sizes "
                   f"(here L{mt['level']}, {binary_size(mt['bytes'])})",
             verdict=verdict, evidence=ev + f" Plateaus found: {plateau_text}.",
@@ -377,7 +385,7 @@ def _point(bw, kind, i, n):
             "run_medians": b.get("run_medians", [[b["median"][i]]] * (i + 1))[i], "invocations": b.get("invocations", [[]] * (i + 1))[i]}
 
 
-def reads_beat_writes(data, caches, judged):
+def reads_beat_writes(data, caches):
     """Read bandwidth exceeds write bandwidth on a cache-resident array."""
     points = bandwidth_points(data, caches)
     bw = data.get("bandwidth")
@@ -389,16 +397,16 @@ def reads_beat_writes(data, caches, judged):
     i, n = points["L1"], int(data["info"].get("mem-bandwidth", {}).get("bw-n", 1))
     v = verdicts.direction(estimates.ratio(_point(bw, "read", i, n), _point(bw, "write", i, n),
                                            what="read / write bandwidth"))
-    judged.append(("read / write bandwidth in L1", "reads are faster than writes", v))
     return [Finding(
         claim=f"{CLAIM_SEED}: reads are faster than writes on a cache-resident array (83 vs 55 GB/s on 4 KB)",
+        id=_id("reads-beat-writes"), parts=[v.as_part("read / write bandwidth in L1", "read / write bandwidth in L1")],
         verdict=v.verdict,
         evidence=f"Judged on the L1-resident buffer, the seed's setting: {v.evidence} " + "; ".join(parts)
                  + ". Beyond the caches both are bound by DRAM (and a write first reads its line).",
     )]
 
 
-def page_fault_cost(data, judged):
+def page_fault_cost(data):
     """Servicing a page fault takes about 100 ns."""
     aw, fr, frp = _v(data, "anon-write-fault"), _v(data, "file-read-fault"), _v(data, "file-read-page")
     if not (aw or fr):
@@ -406,9 +414,9 @@ def page_fault_cost(data, judged):
     pf = data["info"].get("page-fault", {})
     cheaper = min((x for x in (aw, fr) if x), key=lambda x: x["median"])
     v = verdicts.about(estimates.median(cheaper), SEED["page-fault"]["measured"])
-    judged.append(("page fault (ns)", "a page fault costs about 100 ns", v))
     return [Finding(
-        claim=f"{CLAIM_SEED}: servicing a page fault takes about 100 ns (250 cycles)",
+        claim=f"{CLAIM_SEED}: servicing a page fault takes about 100 ns (250 cycles)", id=_id("page-fault-cost"),
+        parts=[v.as_part("the cheaper fault", "page fault (ns)")],
         verdict=v.verdict,
         evidence=f"The cheaper kind of fault, per fault: {v.evidence} "
         + (f"Anonymous write fault {duration_ns(aw['median'])} per fault "
@@ -421,13 +429,9 @@ def page_fault_cost(data, judged):
 
 
 def findings(data, caches, found, matches):
-    """(the seed's claims, each with this machine's verdict and the evidence behind it; warnings
-    for verdicts that contradict each other)."""
-    judged = []
-    out = [*tsc_counts_cycles(data, judged), *timer_read_cost(data, judged), *cpuid_serialises_cheaply(data, judged),
-           *loop_cost(data, judged), *call_cost_grows(data, judged), *syscall_cost(data, judged),
-           *kernel_entry_beats_call(data, judged), *thread_cheaper_than_process(data, judged),
-           *creation_costs(data, judged), *process_switch_costs_tens_of_thread_switches(data, judged),
-           *plateaus_mark_cache_sizes(data, caches, found, matches, judged), *reads_beat_writes(data, caches, judged),
-           *page_fault_cost(data, judged)]
-    return out, verdicts.contradiction_warnings(judged)
+    """The seed's claims, each with this machine's verdict and the evidence behind it."""
+    return [*tsc_counts_cycles(data), *timer_read_cost(data), *cpuid_serialises_cheaply(data), *loop_cost(data),
+            *call_cost_grows(data), *syscall_cost(data), *kernel_entry_beats_call(data),
+            *thread_cheaper_than_process(data), *creation_costs(data), *process_switch_costs_tens_of_thread_switches(data),
+            *plateaus_mark_cache_sizes(data, caches, found, matches), *reads_beat_writes(data, caches),
+            *page_fault_cost(data)]

@@ -9,7 +9,10 @@ the reported p10 and p90 (linear between them; unit samples, which holds for tha
 
 Timer reads sit on a visible grid (in a VM the TSC advances in steps of tens of ticks: 10 ns);
 ``grid_of`` finds it from the reported quantiles, and the verdict widens the interval by half a
-step, so no claim is judged more finely than the grid allows.
+step, so no claim is judged more finely than the grid allows. Where no such grid shows, the values
+still sit on the grid they were printed on (osbench prints ns to a few decimals): identical medians
+of every invocation give an interval of zero width, which would decide a claim whose bound it
+touches; half a printing step on each side keeps it honest (``printing_step``).
 """
 
 from __future__ import annotations
@@ -41,9 +44,21 @@ def grid_of(v):
     return float(step) if on else 0.0
 
 
+def printing_step(v):
+    """The step of the decimal grid the variant's values were printed on (0.0001 for 0.2712), 0
+    when none of up to 9 decimals holds them."""
+    values = [x for x in [v.get("median"), v.get("p10"), v.get("p90"), *v.get("run_medians", [])]
+              if x is not None and math.isfinite(x)]
+    for decimals in range(10):
+        if all(abs(round(x, decimals) - x) <= 1e-9 * max(1.0, abs(x)) for x in values):
+            return 10.0 ** -decimals if values else 0.0
+    return 0.0
+
+
 def median(v, confidence=0.95, scale="ns"):
-    """A variant's median (values as samples.collect gives them) as an Estimate with its grid."""
-    grid = grid_of(v)
+    """A variant's median (values as samples.collect gives them) as an Estimate with its grid (the
+    timer's where visible, else the printing one)."""
+    grid = grid_of(v) or printing_step(v)
     medians, files = v.get("run_medians", [v["median"]]), v.get("invocations", [])
     by_invocation = {}
     for m, f in zip(medians, files):

@@ -67,18 +67,28 @@ def _of_runs(figures, attribute, what, scale="ratio", factor=1.0, grid=0.0, conf
 
 
 def _undecided(what):
-    return verdicts.Verdict("inconclusive", f"no run gives {what}.")
+    return verdicts.Verdict("inconclusive", f"no run gives {what}.", decide=verdicts.never(f"no run gives {what}"))
+
+
+def _id(slug):
+    return f"scheduling-noise/{slug}"
+
+
+def _judged(claim, id, judged, evidence, label):
+    """The finding of a claim judged on one quantity (its id is also the quantity's key)."""
+    return Finding(claim, judged.verdict, evidence, id=_id(id), parts=[judged.as_part(label, _id(id))])
 
 
 def untestable(why):
     """The finding of a section without finished runs."""
-    return Finding(TIMER_CLAIM, "not testable here", why)
+    return Finding(TIMER_CLAIM, "not testable here", why, id=_id("timer-every-1ms"))
 
 
 def timer_every_ms(gaps, figures, tick_ms, hz_source):
     p = gaps.period.period_ms
     if not np.isfinite(p):
-        return Finding(TIMER_CLAIM, "inconclusive", "no periodic pattern found in the gaps")
+        return Finding(TIMER_CLAIM, "inconclusive", "no periodic pattern found in the gaps", id=_id("timer-every-1ms"),
+                       decide={"runs": 2 * max(len(figures), 1)})
     est = _of_runs(figures, "period_ms", f"dominant period / {SEED_TICK_MS:g} ms on the {BIN_MS:g} ms "
                    "histogram grid", factor=1 / SEED_TICK_MS, grid=BIN_MS / SEED_TICK_MS, confidence=0.90)
     judged = verdicts.no_effect(est, PERIOD_TOLERANCE) if est else _undecided("a dominant period")
@@ -88,7 +98,7 @@ def timer_every_ms(gaps, figures, tick_ms, hz_source):
     evidence += (f"Near 1 ms the distance histogram peaks at {gaps.near_1ms:.3g} ms, {gaps.z_1ms:.1f} robust sd above the "
                  "median count" + (" (a periodic source besides the tick, e.g. the host)" if gaps.z_1ms > 5
                                    else " (no clear periodic source there)") + ". ")
-    return Finding(TIMER_CLAIM, judged.verdict, evidence + judged.evidence)
+    return _judged(TIMER_CLAIM, "timer-every-1ms", judged, evidence + judged.evidence, "dominant period / 1 ms")
 
 
 def period_is_the_tick(period, figures, tick_ms):
@@ -98,9 +108,9 @@ def period_is_the_tick(period, figures, tick_ms):
     est = _of_runs(figures, "period_ms", f"dominant period / tick on the {BIN_MS:g} ms histogram grid",
                    factor=1 / tick_ms, grid=BIN_MS / tick_ms, confidence=0.90)
     judged = verdicts.no_effect(est, TICK_TOLERANCE) if est else _undecided("a dominant period")
-    return Finding(
-        "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)", judged.verdict,
-        f"pooled runs {p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
+    return _judged(
+        "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)", "period-is-the-tick",
+        judged, label="dominant period / tick", evidence=f"pooled runs {p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
         + ("" if judged.verdict == "confirmed" else
            " In a virtual machine the host's interruptions also stop the guest; they need not follow the guest's tick."),
     )
@@ -113,10 +123,10 @@ def interrupt_cost(gaps, figures):
     median = float(np.median(short))
     est = _of_runs(figures, "short_mean_us", "mean inactive period", scale="µs")
     judged = verdicts.about(est, SEED_INTERRUPT_US) if est else _undecided("an inactive period")
-    return Finding(
+    return _judged(
         f"Handling an interrupt takes about {SEED_INTERRUPT_US:g} µs: the mean inactive period of a process alone on "
-        "a CPU (seed 004, A1.2)", judged.verdict,
-        f"pooled over the runs: median {median:.3g} µs; the n = {short.size} inactive periods shorter than "
+        "a CPU (seed 004, A1.2)", "interrupt-cost", judged, label="mean inactive period",
+        evidence=f"pooled over the runs: median {median:.3g} µs; the n = {short.size} inactive periods shorter than "
         f"{SLICE_MS:g} ms are counted "
         f"({all_us.size - short.size} longer ones, another task's or the host's turn, left out; with them the mean is "
         f"{all_us.mean():.3g} µs); {100 * np.mean(short > 20):.1f} % of the short ones exceed 20 µs. {judged.evidence}",
@@ -130,10 +140,9 @@ def time_lost_per_ms(gaps, figures):
     est = _of_runs(figures, "lost_short_us_per_ms", f"µs lost per ms in gaps shorter than {SLICE_MS:g} ms",
                    scale="µs/ms")
     judged = verdicts.about(est, SEED_LOST_US_PER_MS) if est else _undecided("a traced time")
-    return Finding(
+    return _judged(
         f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts (seed 004, A1.4)",
-        judged.verdict,
-        f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
+        "time-lost-per-ms", judged, label="µs lost per ms", evidence=f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
         f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. {judged.evidence}",
     )
 
@@ -152,17 +161,16 @@ def tsc_counts_cycles(clocks, runs):
     claim = "The TSC counts the CPU's cycles (seed 004, A1 introduction)"
     why = TSC_CYCLES.untestable(_readings(clocks))
     if why:
-        return Finding(claim, "not testable here", why)
+        return Finding(claim, "not testable here", why, id=_id("tsc-counts-cycles"))
     core, tsc = clocks.core, clocks.tsc
     if not np.isfinite(tsc):
-        return Finding(claim, "not testable here", "no run measured the TSC rate")
+        return Finding(claim, "not testable here", "no run measured the TSC rate", id=_id("tsc-counts-cycles"))
     ratios = [(_core_hz(r) / r.value("tsc-frequency"), r.invocation) for r in runs]
     ratios = [(v, i) for v, i in ratios if np.isfinite(v)]
     est = estimate([v for v, _ in ratios], [i for _, i in ratios], what="core clock / TSC rate", confidence=0.90)
     judged = verdicts.no_effect(est, CYCLES_TOLERANCE) if est else _undecided("both clocks")
-    return Finding(
-        claim, judged.verdict,
-        f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
+    return _judged(
+        claim, "tsc-counts-cycles", judged, label="core clock / TSC rate", evidence=f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
         "(constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does. "
         f"{judged.evidence}",
     )
@@ -172,15 +180,15 @@ def tsc_frequency_is_the_kernels(clocks, runs):
     deviation, (label, hz) = clocks.deviation, clocks.reference
     why = TSC_FREQUENCY.untestable(_readings(clocks))
     if why:
-        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", why)
+        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", why, id=_id("tsc-frequency-is-the-kernels"))
     if not np.isfinite(deviation):
-        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable")
+        return Finding(TSC_FREQUENCY_CLAIM, "not testable here", "no kernel value of the TSC frequency was readable",
+                       id=_id("tsc-frequency-is-the-kernels"))
     est = estimate([r.value("tsc-frequency") / hz for r in runs], [r.invocation for r in runs],
                    what="TSC rate / the kernel's", confidence=0.90)
     judged = verdicts.no_effect(est, TSC_TOLERANCE) if est else _undecided("a TSC rate")
-    return Finding(
-        TSC_FREQUENCY_CLAIM, judged.verdict,
-        f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "
+    return _judged(
+        TSC_FREQUENCY_CLAIM, "tsc-frequency-is-the-kernels", judged, label="TSC rate / the kernel's", evidence=f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "
         f"Clock source {', '.join(clocks.clocksources)}"
         + (": the kernel derives CLOCK_MONOTONIC_RAW from the TSC with this frequency, so this checks the measurement. "
            if clocks.clocksources == ["tsc"] else ". ") + judged.evidence,

@@ -84,7 +84,5 @@ def _analyse_input(sec, samples, input_name, cores):
                    *comparisons.load_tables(label, cpu_rows, wall_rows), modes_table]
     sec.figures += figures(samples, apis, loads, label, cores)
     data["reruns"] = len(set(samples.rerun.tolist()))
-    found, contradictions = findings(samples, apis, loads, label, cores, data)
-    sec.findings += found
-    sec.warnings += contradictions
+    sec.findings += findings(samples, apis, loads, label, cores, data)
     return data

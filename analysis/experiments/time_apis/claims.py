@@ -11,9 +11,12 @@ confirmed, however many reruns: it still refutes the claim when its interval lie
 the margin (k counts it, so refuting keeps its level), else it is set aside with that reason and
 the claim is judged on the other parts; a claim with no part left is not testable here. One
 function per claim; each returns
-its findings as a list (empty where the data cannot judge it) and adds what it judged to
-``judged`` (quantity, claim, verdict) for the contradiction check.
+its findings as a list (empty where the data cannot judge it); each part names its quantity
+(Part.quantity) for the report's contradiction check.
 """
+
+import dataclasses
+import math
 
 import numpy as np
 
@@ -49,7 +52,13 @@ CALIBRATION = (
 
 
 def _missing(what):
-    return Verdict("inconclusive", f"{what}: fewer than two valid runs on a side.")
+    return Verdict("inconclusive", f"{what}: fewer than two valid runs on a side.",
+                   decide=verdicts.never("fewer than two valid runs on a side: the runs failed", "bound"))
+
+
+def _slug(label):
+    """'input 43434343' -> 'input-43434343': the input's part of a finding id."""
+    return "-".join(label.lower().replace(":", " ").split())
 
 
 def _parts_evidence(parts, level, kind, aside=(), family_size=None):
@@ -88,9 +97,10 @@ def _judge_grid_bound(aside, judge):
     return refuting, still_aside
 
 
-def _none_left(claim, aside):
+def _none_left(claim, aside, id):
     return Finding(claim, "not testable here", "every part's grid is too coarse for the margin, so no number of "
-                                               "reruns decides any of them." + _aside_text(aside))
+                                               "reruns decides any of them." + _aside_text(aside), id=id,
+                   why="every part's timer grid is too coarse for the 2 % margin")
 
 
 def _judged_equivalences(samples, quantity, candidates, estimate, others=0):
@@ -109,12 +119,14 @@ def _judged_equivalences(samples, quantity, candidates, estimate, others=0):
     return [(part, judge(part)) for part in kept] + refuting, aside, k
 
 
-def api_does_not_matter(samples, apis, base, label, judged):
+def api_does_not_matter(samples, apis, base, label):
     """The choice of timing API does not change the measured CPU time (at the lowest load)."""
     claim = f"{label}: the choice of timing API does not change the measured CPU time (thesis, ch. 3.3)"
+    id = f"time-apis/{_slug(label)}/api-leaves-cpu-time"
     others = [a for a in apis if a != "runexec"]
     if "runexec" not in apis or not others:
-        return [Finding(claim, "not testable here", "needs RunExec (the cgroup) and at least one other timing API.")]
+        return [Finding(claim, "not testable here", "needs RunExec (the cgroup) and at least one other timing API.",
+                        id=id)]
     reference = (samples.api == "runexec") & (samples.load == base)
     candidates = [(f"{api_label(api)} / RunExec at load {base}", reference, (samples.api == api) & (samples.load == base),
                    api) for api in others]
@@ -122,13 +134,13 @@ def api_does_not_matter(samples, apis, base, label, judged):
         samples, "observed_cpu", candidates,
         lambda part, level: ratio(samples, "observed_cpu", *part[1:3], level, f"CPU time of {part[3]} / runexec"))
     if not judged_parts:
-        return [_none_left(claim, aside)]
-    for part, v in judged_parts:
-        judged.append((f"{label}: CPU time {part[3]} / runexec at load {base}", "the API does not change CPU time", v))
+        return [_none_left(claim, aside, id)]
     parts = [(part[0], v) for part, v in judged_parts]
     return [Finding(claim, verdicts.all_of([v for _, v in parts]),
                     _parts_evidence(parts, family(0.90, k), "equivalence", aside, k) + " Each timer's own offset is in the "
-                    "table of timer resolution and bias.")]
+                    "table of timer resolution and bias.", id=id,
+                    parts=[v.as_part(part[0], f"{label}: CPU time {part[3]} / runexec at load {base}")
+                           for part, v in judged_parts])]
 
 
 def _load_masks(samples, api, base, load):
@@ -136,37 +148,40 @@ def _load_masks(samples, api, base, load):
     return mask & (samples.load == base), mask & (samples.load == load)
 
 
-def load_leaves_cpu_time(samples, apis, loads, base, label, judged):
+def load_leaves_cpu_time(samples, apis, loads, base, label):
     """Background load does not increase the CPU time the program uses."""
     claim = f"{label}: background processes do not increase the CPU time the program uses (thesis, Fig. 3.4)"
+    id = f"time-apis/{_slug(label)}/load-leaves-cpu-time"
     pairs = [(api, load) for api in apis for load in loads if load != base]
     if not pairs:
-        return [Finding(claim, "not testable here", "only one load level measured.")]
+        return [Finding(claim, "not testable here", "only one load level measured.", id=id)]
     candidates = [(f"{api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in pairs]
     judged_parts, aside, k = _judged_equivalences(
         samples, "observed_cpu", candidates,
         lambda part, level: load_ratio(samples, "observed_cpu", part[3], base, part[4], level))
     if not judged_parts:
-        return [_none_left(claim, aside)]
-    for (_, _, _, api, load), v in judged_parts:
-        judged.append((f"{label}: CPU time {api} load {load} / load {base}", "load leaves the CPU time alone", v))
+        return [_none_left(claim, aside, id)]
     parts = [(part[0], v) for part, v in judged_parts]
     return [Finding(claim, verdicts.all_of([v for _, v in parts]),
-                    _parts_evidence(parts, family(0.90, k), "equivalence", aside, k))]
+                    _parts_evidence(parts, family(0.90, k), "equivalence", aside, k), id=id,
+                    parts=[v.as_part(part[0], f"{label}: CPU time {part[3]} load {part[4]} / load {base}")
+                           for part, v in judged_parts])]
 
 
-def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged):
+def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores):
     """Wall time stays flat until all cores are busy, then rises. The 'rises' parts have no margin
     and are never set aside; with every 'flat' part set aside, half the claim cannot be judged."""
     if not (cores and len(loads) > 1):
         return []
     claim = f"{label}: wall time stays flat until all {cores} cores are busy, then rises (thesis, Fig. 3.8)"
+    id = f"time-apis/{_slug(label)}/wall-flat-then-rises"
     below = [(api, load) for api in apis for load in loads if base < load < cores]
     above = [(api, load) for api in apis for load in loads if load >= cores and load != base]
     if not below or not above:
         return [Finding(claim, "inconclusive", f"needs load levels below and at/above {cores} (measured: "
-                                               f"{', '.join(map(str, loads))}).")]
+                                               f"{', '.join(map(str, loads))}).", id=id,
+                        decide={"grid": f"load levels below and at or above {cores} busy processes"})]
     candidates = [(f"flat: {api_label(api)} {base}→{load}", *_load_masks(samples, api, base, load), api, load)
                   for api, load in below]
     flat, aside, k = _judged_equivalences(
@@ -174,24 +189,25 @@ def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged)
         lambda part, level: load_ratio(samples, "observed_wall", part[3], base, part[4], level), others=len(above))
     if not flat:
         return [Finding(claim, "not testable here", "no 'flat' part is left to judge: every one's grid is too coarse "
-                                                    "for the margin." + _aside_text(aside))]
-    parts = []
+                                                    "for the margin." + _aside_text(aside), id=id,
+                        why="every 'flat' part's timer grid is too coarse for the 2 % margin")]
+    parts, data = [], []
     for (part_label, _, _, api, load), v in flat:
         parts.append((part_label, v))
-        judged.append((f"{label}: wall time {api} load {load} / load {base}", "wall time stays flat", v))
+        data.append(v.as_part(part_label, f"{label}: wall time {api} load {load} / load {base}"))
     for api, load in above:
         est = load_ratio(samples, "observed_wall", api, base, load, family(0.95, k))
         v = verdicts.direction(est) if est else _missing(f"{api} load {load}")
         parts.append((f"rises: {api_label(api)} {base}→{load}", v))
-        judged.append((f"{label}: wall time {api} load {load} / load {base}", "wall time rises", v))
-    return [Finding(claim, verdicts.all_of([v for _, v in parts]),
+        data.append(v.as_part(parts[-1][0], f"{label}: wall time {api} load {load} / load {base}"))
+    return [Finding(claim, verdicts.all_of([v for _, v in parts]), parts=data, id=id, evidence=
                     f"{k} parts: 'flat' below {cores} busy processes = equivalence within ±{NEGLIGIBLE:.0%} on "
                     f"{family(0.90, k):.2%} intervals, 'rises' at or above = ratio > 1 on {family(0.95, k):.2%} "
                     f"intervals (Bonferroni over {k}). " + " ".join(f"{lab}: {v.evidence}" for lab, v in parts)
                     + _aside_text(aside))]
 
 
-def self_clock_close(samples, label, judged):
+def self_clock_close(samples, label):
     """The program's own clock() time is close to the observed (cgroup) CPU time."""
     runexec = samples.select((samples.api == "runexec") & samples.valid & np.isfinite(samples.self_clock))
     est = replication.paired_ratio(runexec.cgroup_cpu, runexec.self_clock, runexec.rerun, confidence=0.90,
@@ -199,11 +215,11 @@ def self_clock_close(samples, label, judged):
     if est is None:
         return []
     v = verdicts.no_effect(est, CLOSE)
-    judged.append((f"{label}: clock() / cgroup CPU time", "clock() is close", v))
     diff = timers.bias_against(runexec.self_clock, runexec.cgroup_cpu)
     return [Finding(
         claim=f"{label}: the program's own clock() time is close to the observed CPU time (thesis, Fig. 3.5)",
-        verdict=v.verdict,
+        verdict=v.verdict, id=f"time-apis/{_slug(label)}/clock-close-to-cgroup",
+        parts=[v.as_part("clock() / cgroup CPU time", f"{label}: clock() / cgroup CPU time")],
         evidence=f"RunExec runs of all load levels, 'close' = within {CLOSE:.0%} (equivalence, 90 % interval): "
                  f"{v.evidence} Per run, clock() minus cgroup CPU time = {fmt.ms(diff.mean_diff):.3f} ms (95 % CI "
                  f"{fmt.ms(diff.ci_low):.3f} – {fmt.ms(diff.ci_high):.3f}, n = {diff.n}): clock() misses process "
@@ -224,7 +240,10 @@ def distributions_multimodal(label, data):
     v = verdicts.at_least(est, OFTEN)
     blind = n < modes.DETECTS_FROM
     if v.verdict == "refuted" and blind:
-        v = Verdict("inconclusive", f"{v.evidence} Yet at n = {n} runs per distribution the mode rule cannot see a "
+        blind_why = f"at n = {n} runs per distribution the mode rule cannot see a second mode"
+        v = Verdict("inconclusive", part=dataclasses.replace(
+            v.part, verdict="inconclusive", why=blind_why, implies=(-math.inf, math.inf),
+            decide={"runs": modes.DETECTS_FROM}), evidence=f"{v.evidence} Yet at n = {n} runs per distribution the mode rule cannot see a "
                                     f"second mode holding {modes.SECOND_MODE:.0%} of the runs (it keeps a mode only with "
                                     f"at least {modes.rule_floor(n):.1%} of them), so finding none is no evidence against "
                                     f"the claim: inconclusive. n >= {modes.DETECTS_FROM} runs per (API, load) would let "
@@ -233,7 +252,8 @@ def distributions_multimodal(label, data):
     found = ", ".join(f"{api_label(m['api'])} load {m['load']}: {m['modes']}" for m in multi) or "none"
     return [Finding(
         claim=f"{label}: CPU-time distributions are often bi- or tri-modal (thesis, Fig. 3.6/3.7)",
-        verdict=v.verdict,
+        verdict=v.verdict, id=f"time-apis/{_slug(label)}/often-multimodal",
+        parts=[v.as_part("share of distributions with 2+ modes", f"{label}: share of multimodal distributions")],
         evidence=f"'Often' = in at least {OFTEN:.0%} of them: {v.evidence} Distributions with 2+ modes: {found}. "
                  f"Runs of all reruns pooled per distribution. Method: {rows[0]['method']}.")]
 
@@ -249,19 +269,23 @@ def timer_steps(samples, apis, label, data):
         values = np.concatenate([group.timer_user, group.timer_real])
         values = values[np.isfinite(values) & (values != 0)]
         share, low, high = replication.share(round(timers.share_on_grid(values, step) * values.size), values.size)
-        on_grid = verdicts.at_least(Estimate(share, low, high, unit="runs", n=int(values.size), scale="ratio",
-                                             m=data.get("reruns", 1),
-                                             method=f"share of the user and real times on the {step * 1e3:g} ms grid, "
+        runs, invocations = int(group.valid.size), len(set(zip(group.load.tolist(), group.rerun.tolist())))
+        on_grid = verdicts.at_least(Estimate(share, low, high, unit="cases", n=int(values.size), scale="ratio",
+                                             m=invocations, level=0.95,
+                                             method=f"share of the {values.size} user and real times of {runs} runs "
+                                                    f"from {invocations} invocation(s) on the {step * 1e3:g} ms grid, "
                                                     "Clopper-Pearson 95 %"), ON_GRID)
         coarser = q["resolution"]["step"]
-        verdict, why = on_grid.verdict, ""
+        verdict, why, part = on_grid.verdict, "", on_grid.as_part("share of values on the grid")
         if np.isfinite(coarser) and coarser > step * 1.5:
             verdict = "refuted"
+            part = dataclasses.replace(part, verdict="refuted", decide=None,
+                                       why=f"the values lie on a coarser {coarser * 1e3:g} ms grid")
             why = (f" The values lie on a coarser grid, {coarser * 1e3:g} ms ({100 * q['resolution']['share_on_grid']:.1f} "
                    "% of them), so the steps are larger than claimed.")
         found.append(Finding(
             claim=f"{label}: {api_label(q['api'])} reports in steps of {step * 1e3:g} ms",
-            verdict=verdict,
+            verdict=verdict, id=f"time-apis/{_slug(label)}/{q['api']}-steps", parts=[part],
             evidence=f"'In steps of X' = at least {ON_GRID:.0%} of the values on X's grid and no coarser grid holding "
                      f"99 % of them: {on_grid.evidence}{why} Coarsest grid holding 99 %: "
                      f"{coarser * 1e3:g} ms; CPU bias against the cgroup {q['cpu_bias']['mean_diff'] * 1e3:.3f} ms "
@@ -270,13 +294,10 @@ def timer_steps(samples, apis, label, data):
 
 
 def findings(samples, apis, loads, label, cores, data):
-    """(the thesis's claims for one input in the report's order, warnings for verdicts that
-    contradict each other)."""
+    """The thesis's claims for one input, in the report's order."""
     base = min(loads)
-    judged = []
-    found = [*api_does_not_matter(samples, apis, base, label, judged),
-             *load_leaves_cpu_time(samples, apis, loads, base, label, judged),
-             *wall_flat_until_cores_busy(samples, apis, loads, base, label, cores, judged),
-             *self_clock_close(samples, label, judged), *distributions_multimodal(label, data),
-             *timer_steps(samples, apis, label, data)]
-    return found, verdicts.contradiction_warnings(judged)
+    return [*api_does_not_matter(samples, apis, base, label),
+            *load_leaves_cpu_time(samples, apis, loads, base, label),
+            *wall_flat_until_cores_busy(samples, apis, loads, base, label, cores),
+            *self_clock_close(samples, label), *distributions_multimodal(label, data),
+            *timer_steps(samples, apis, label, data)]

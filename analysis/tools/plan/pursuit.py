@@ -16,53 +16,42 @@ when no claim that can still be decided waits. Giving up changes no verdict and 
 claim is still judged at every look, and is recorded if a look decides it; it only no longer
 keeps rounds going.
 
-The forecast is read from the finding's evidence, where the verdict policy already wrote what
-would decide it (analysis.core.verdicts._needed: about M = X reruns, sized on the interval at
-the claim's own level, Estimate.sizing): X = M (t * SE / d)^2, so the distance to the bound in
+The forecast starts from the finding's `decide` field, where the verdict policy put what would
+decide it (analysis.core.verdicts._needed: M = X reruns, sized on the interval at the claim's own
+level, Estimate.sizing, which its repeated parts carry as Part.claim_level): X = M (t * SE / d)^2, so the distance to the bound in
 SEs is d / SE = t * sqrt(M / X), t the quantile of the claim's level at M - 1 df. With the SE
 scaled to the optimistic spread (factor f) the distance is D = d / (f SE), and with the estimate
 one such SE nearer a decision it needs M' = M (t' / (D + 1))^2, t' at the df the budget allows.
 The parts of a claim must all be decided, so the largest X of its parts counts, unless a part
-lies on the refuting side (its evidence says "would decide it (as refuted)"): one refuted part
-decides the claim, so the smallest X of those counts, whatever the others say.
+lies on the refuting side: one refuted part decides the claim, so the smallest X of those counts,
+whatever the others say (analysis.core.verdicts.decide_of).
 """
 
 from __future__ import annotations
 
 import math
-import re
 
 import scipy.stats
 
-from analysis.core import verdicts
-from analysis.tools.plan.share_spending import MARK
 
 GIVE_UP_FROM = 5  # before this M the SE itself rests on too few reruns to give a claim up
 SPREAD_CONFIDENCE = 0.9  # the forecast's SD: the lower bound of its one-sided 90 % interval
-_LEVEL = re.compile(r"\(([\d.]+) %; " + MARK)  # the claim's own level, as replication.over_reruns writes it
-# what analysis.core.verdicts writes when no M decides a part: a grid as wide as the margin (never),
-# or an estimate on the bound or within half a grid step of it, as it stands (one SE nearer, the
-# optimistic forecast, it might)
-_NEVER = ("grid step is at least the margin's width", "grid step is as wide as the band")
-_ON_BOUND = ("more reruns than is practical would be needed", "the estimate sits on the bound",
-             "on this grid, half a step")
 
 
-def needed_reruns(evidence, reruns, allowed):
-    """The M an optimistic forecast needs to decide the claim (math.inf: no M decides it), or None
-    when its evidence does not say (the claim is then waited for)."""
-    sizes = verdicts.needed_sizes(evidence)
-    refuting = sizes.get("refuting") and "reruns" in sizes  # one refuted part decides, whatever the others
-    if not refuting and any(text in evidence for text in _NEVER):
+def needed_reruns(finding, reruns, allowed):
+    """The M an optimistic forecast needs to decide the finding (math.inf: no M decides it), or
+    None when its fields do not say (the claim is then waited for)."""
+    decide = finding.decide or {}
+    if "grid" in decide or decide.get("cause") == "grid":
         return math.inf
-    level = _LEVEL.search(evidence)
-    if not level or reruns < 2:
+    levels = [p.claim_level for p in finding.parts if p.repeated and p.claim_level]
+    if not levels or reruns < 2:
         return None
-    confidence = float(level.group(1)) / 100
-    if not refuting and any(text in evidence for text in _ON_BOUND):
+    confidence = levels[0]
+    if "never" in decide:
         distance = 0.0  # in SEs: on the bound, or as good as
-    elif "reruns" in sizes:
-        x = sizes["reruns"]
+    elif "reruns" in decide:
+        x = decide["reruns"]
         distance = scipy.stats.t.ppf((1 + confidence) / 2, reruns - 1) * math.sqrt(reruns / x) / optimistic_spread(reruns)
     else:
         return None
@@ -84,13 +73,13 @@ def give_up(record, waiting, reruns, allowed):
         return []
     new = []
     for finding in waiting:
-        if finding.claim in given_up:
+        if finding.id in given_up or finding.claim in given_up:
             continue
-        needed = needed_reruns(finding.evidence, reruns, allowed)
+        needed = needed_reruns(finding, reruns, allowed)
         if needed is None or needed <= allowed:
             continue
         needs = "no number of reruns decides it on its grid" if math.isinf(needed) else f"needs about M = {needed}"
-        given_up[finding.claim] = {
+        given_up[finding.id or finding.claim] = {"claim": finding.claim,
             "reruns": reruns, "needed": None if math.isinf(needed) else needed, "allowed": allowed,
             "why": (f"Not pursued from look M = {reruns}: {needs} even with its estimate one SE nearer a "
                     f"decision, the budget allows {allowed}.")}

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import sys
 import time
 import warnings
@@ -87,13 +86,29 @@ def applied(sweep):
             replication.SEQUENTIAL_LOOK.reset(token)
 
 
+def key(finding):
+    """What sweep.json keys a finding by: its id (records of earlier versions: its claim)."""
+    return finding.id or finding.claim
+
+
+def recorded(mapping, finding):
+    """The entry a record holds for the finding, by id or, in an earlier version's record, claim."""
+    return mapping.get(key(finding)) or mapping.get(finding.claim)
+
+
+def sequential(finding):
+    """Whether the finding was judged on a repeated interval (some part of it)."""
+    return any(part.repeated for part in finding.parts)
+
+
 def record_decisions(record, findings, m):
     """Record in `decided` the claims this look at M = `m` decides on a repeated interval for the
-    first time (verdict, M, evidence); returns them."""
+    first time (verdict, M, evidence); returns their claims."""
     decided = record.setdefault("decided", {})
-    new = [f for f in findings if f.verdict in run_summary.DECIDED and MARK in f.evidence and f.claim not in decided]
+    new = [f for f in findings
+           if f.verdict in run_summary.DECIDED and sequential(f) and not recorded(decided, f)]
     for f in new:
-        decided[f.claim] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence}
+        decided[key(f)] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence, "claim": f.claim}
     return [f.claim for f in new]
 
 
@@ -104,32 +119,29 @@ def settled(findings, record):
     decided, given_up = (record or {}).get("decided", {}), (record or {}).get("given_up", {})
     out = []
     for f in findings:
-        d = decided.get(f.claim)
+        d = recorded(decided, f)
         if d and d["evidence"] != f.evidence:  # judged again after its look (at that look it is the decision itself)
             now = "" if f.verdict == d["verdict"] else f" (Judged again on all the data it would read {f.verdict}.)"
             f = dataclasses.replace(f, verdict=d["verdict"], evidence=(
                 f"{KEPT.format(m=d['reruns'])}: a group-sequential decision stands while later rounds run for "
                 f"other claims. {d['evidence']}{now}"))
-        elif f.claim in given_up and f.verdict == "inconclusive":
-            f = dataclasses.replace(f, evidence=f"{f.evidence} {given_up[f.claim]['why']}")
+        elif recorded(given_up, f) and f.verdict == "inconclusive":
+            f = dataclasses.replace(f, evidence=f"{f.evidence} {recorded(given_up, f)['why']}")
         out.append(f)
     return out
 
 
-def decided_at(finding):
-    """The look M at which a kept decision was taken (0 when the finding is not one)."""
-    match = _KEPT_AT.match(finding.evidence)
-    return int(match.group(1)) if match else 0
-
-
-_KEPT_AT = re.compile(re.escape(KEPT).replace(re.escape("{m}"), r"(\d+)"))
+def decided_at(finding, record):
+    """The look M at which a kept decision on the finding was taken (0 when it is not one)."""
+    d = recorded((record or {}).get("decided", {}), finding)
+    return d["reruns"] if d and d["verdict"] == finding.verdict else 0
 
 
 def waiting(findings, record=None):
     """The inconclusive findings judged on a repeated interval and not decided at an earlier
     look: what one more round may decide."""
     decided = (record or {}).get("decided", {})
-    return [f for f in findings if f.verdict == "inconclusive" and MARK in f.evidence and f.claim not in decided]
+    return [f for f in findings if f.verdict == "inconclusive" and sequential(f) and not recorded(decided, f)]
 
 
 def add_rerun(experiment, sweep):
@@ -170,7 +182,8 @@ def _preset_verdicts(outdir, sweep, record, judge, clock):
         findings = judge(outdir)
     seconds = round(clock() - started, 3)
     record["judge_seconds"] += seconds
-    return {"reruns": sweep.reruns, "judge_seconds": seconds, "verdicts": {f.claim: f.verdict for f in findings}}
+    return {"reruns": sweep.reruns, "judge_seconds": seconds, "verdicts": {key(f): f.verdict for f in findings},
+            "claims": {key(f): f.claim for f in findings}}
 
 
 def _look(outdir, sweep, record, judge, clock):
@@ -202,12 +215,13 @@ def _say(experiment, sweep, record, look, undecided, out):
           f"{', the final look' if look['final'] else ''}): {len(undecided)} claim(s) still undecided, "
           f"{_clock(max(look_budget.left(sweep, record), 0))} of the budget left, the budget allows M = {look['allowed']}"
           + "".join(f"\n  decided: {c}" for c in look["decided"])
-          + "".join(f"\n  undecided: {f.claim}" + (f" (not pursued: {given_up[f.claim]['why']})" if f.claim in given_up else "")
+          + "".join(f"\n  undecided: {f.claim}" + (f" (not pursued: {recorded(given_up, f)['why']})"
+                                                   if recorded(given_up, f) else "")
                     for f in undecided), file=out, flush=True)
 
 
 def _stop_reason(sweep, record, look, undecided):
-    pursued = [f for f in undecided if f.claim not in record["given_up"]]
+    pursued = [f for f in undecided if not recorded(record["given_up"], f)]
     if not undecided:
         return "every claim judged on a repeated interval is decided"
     if not pursued:

@@ -37,11 +37,18 @@ def tally(record, findings):
     return line
 
 
+def _key(finding):
+    """A finding's key in sweep.json's record (run_looks.key: its id; an earlier version's: its claim)."""
+    return finding.id or finding.claim
+
+
 def _preset_sentence(preset, findings):
     before = set(_decided(preset["verdicts"]))
+    claims = {**preset.get("claims", {}), **{_key(f): f.claim for f in findings}}
+    before_claims = {claims.get(k, k) for k in before}
     now = {f.claim: f.verdict for f in findings if f.verdict in DECIDED}
-    gained = [f"{short(c)} ({v})" for c, v in now.items() if c not in before]
-    lost = [short(c) for c in before if c not in now]
+    gained = [f"{short(c)} ({v})" for c, v in now.items() if c not in before_claims and c not in before]
+    lost = [short(claims.get(k, k)) for k in before if claims.get(k, k) not in now]
     text = (f"Against the preset's design on the same data: its M = {preset['reruns']} reruns, judged at the claims' "
             f"fixed levels before the first look, decide {len(before)} of the claims")
     text += f"; decided here beyond it: {'; '.join(gained)}." if gained else "; the budget decided none beyond it."
@@ -55,7 +62,7 @@ def paragraphs(record, findings, reruns):
     """The paragraphs that head the section of a sequential sweep: the rule and why it stopped,
     what it decided, and what the budget added to the preset's design."""
     decided = {f.claim: f for f in findings if f.verdict in DECIDED}
-    at_looks = record.get("decided", {})
+    at_looks = {d.get("claim", k): d for k, d in record.get("decided", {}).items()}
     kept = [f"{short(c)} ({d['verdict']} at M = {d['reruns']})" for c, d in at_looks.items() if c in decided]
     once = [f"{short(c)} ({f.verdict})" for c, f in decided.items() if c not in at_looks]
     looks = record.get("looks", [])
@@ -68,7 +75,8 @@ def paragraphs(record, findings, reruns):
     parts = ([f"at looks, {'; '.join(kept)}"] if kept else []) + ([f"judged once on the final data, {'; '.join(once)}"]
                                                                   if once else [])
     outcome = f"Decided {len(decided)} of the {len(findings)} claims" + (": " + ". And ".join(parts) if parts else "") + "."
-    given_up = {c: g for c, g in record.get("given_up", {}).items() if c not in decided}  # a look may decide it later
+    given_up = {g.get("claim", c): g for c, g in record.get("given_up", {}).items()}
+    given_up = {c: g for c, g in given_up.items() if c not in decided}  # a look may decide it later
     if given_up:
         outcome += " Not pursued: " + "; ".join(
             f"{short(c)} (from M = {g['reruns']}, " + (f"needs about M = {g['needed']}" if g.get("needed") else

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from analysis.core import cost, verdicts
+from analysis.core.report import Finding
 from analysis.core.verdicts import Estimate
 from analysis.sweep.load import load_tables
 
@@ -14,18 +15,24 @@ pytestmark = pytest.mark.unit
 RECORDED = Path(__file__).parent / "data" / "recorded-demo"
 
 
-def test_the_sizes_an_inconclusive_verdict_names_are_read_back_from_its_evidence():
+def _finding(*judged):
+    """An inconclusive finding made of these verdicts' parts."""
+    return Finding("a claim", verdicts.all_of([v.as_part() for v in judged]), "evidence", id="x/claim",
+                   parts=[v.as_part(f"part {k}") for k, v in enumerate(judged)])
+
+
+def test_the_sizes_an_inconclusive_verdict_names_are_its_parts_fields():
     by_reruns = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=3), 0.02)
     by_runs = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="runs", n=30), 0.02)
     assert by_reruns.verdict == by_runs.verdict == "inconclusive"
-    m = verdicts.needed_sizes(by_reruns.evidence)["reruns"]
-    sizes = verdicts.needed_sizes(by_runs.evidence)
     # from the t quantile (level not recorded: 90 %): M = 6 of 3 (not 3 x 4), n = 115 of 30 (t(114) against t(29))
-    assert m == 6 and sizes["runs"] == 115 and sizes["runs_factor"] == pytest.approx(115 / 30)
-    # a claim of parts needs its largest part; a verdict with no size names none
-    assert verdicts.needed_sizes(by_reruns.evidence + " " + by_reruns.evidence.replace("M = 6", "M = 40")) == {"reruns": 40}
+    assert by_reruns.part.decide == {"reruns": 6} and by_runs.part.decide == {"runs": 115}
+    assert "about M = 6 reruns would decide it" in by_reruns.evidence  # the text is rendered from the field
+    # a claim of parts needs its largest part; a verdict on its bound names no size but why
+    wider = verdicts.no_effect(Estimate(1.01, 0.98, 1.04, unit="reruns", n=10, m=3), 0.02)
+    assert _finding(by_reruns, wider).decide == {"reruns": wider.part.decide["reruns"]} and wider.part.decide["reruns"] > 6
     on_bound = verdicts.at_least(Estimate(1.1, 1.0, 1.2, unit="reruns", n=10, m=3), 1.1)
-    assert verdicts.needed_sizes(on_bound.evidence) == {}
+    assert on_bound.part.decide == {"never": "the estimate sits on the bound", "cause": "bound"}
 
 
 def test_cost_counts_invocations_runs_and_minutes_from_benchexec_and_the_manifest():
@@ -46,22 +53,33 @@ def test_cost_counts_invocations_runs_and_minutes_from_benchexec_and_the_manifes
 
 def test_an_inconclusive_finding_is_priced_at_the_sweeps_own_seconds_per_invocation():
     spent = cost.Cost(invocations=25, runs=250, benchexec_seconds=90.0, process_seconds=100.0, reruns=5)
-    evidence = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02).evidence
-    plan = cost.decision_plan(evidence, spent, "discipline")
+    finding = _finding(verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02))
+    plan = cost.decision_plan(finding, spent, "discipline")
     # M = 14 a condition (90 %: t(13) / sqrt(14) <= 0.01 / s, s from t(4) over 5): 9 more rounds of 5, 4 s each
     assert "M = 14 reruns" in plan and "45 more benchexec invocations" in plan and "3.0 min" in plan
     assert "timekit run discipline --reruns 14" in plan
-    assert cost.decision_plan("claim: ...: the CI contains the bound.", spent) == ""
+    assert cost.decision_plan(Finding("a claim", "inconclusive", "no interval"), spent) == ""
 
 
 def test_no_m_is_promised_where_a_part_is_decided_by_no_number_of_reruns():
     """One part on its bound, another that 14 reruns would decide: the finding is decided only when
     both are, so the cost line says that no number decides it and names no --reruns M."""
     spent = cost.Cost(invocations=25, runs=250, benchexec_seconds=90.0, process_seconds=100.0, reruns=5)
-    on_bound = verdicts.at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10).evidence
-    decidable = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02).evidence
-    plan = cost.decision_plan(f"{decidable} {on_bound}", spent, "discipline")
-    assert plan.startswith("no number of reruns decides it: the estimate sits on the bound")
-    assert "--reruns" not in plan and "more benchexec invocations" not in plan
-    assert "about M = 14 reruns would decide its other undecided parts" in plan
-    assert cost.decision_plan(on_bound, spent) == "no number of reruns decides it: the estimate sits on the bound"
+    on_bound = verdicts.at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10)
+    decidable = verdicts.no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=5), 0.02)
+    plan = cost.decision_plan(_finding(decidable, on_bound), spent, "discipline")
+    assert plan == "no number of reruns decides it: the estimate sits on the bound"
+    assert cost.decision_plan(_finding(on_bound), spent) == plan
+
+
+def test_a_bracket_asks_for_a_finer_grid_and_a_share_for_cases():
+    """No number of reruns narrows a bracket between two measured points (a cache level's latency
+    rise) or a share of a fixed set of cases: the cost line names what would."""
+    spent = cost.Cost(invocations=3, runs=33, benchexec_seconds=90.0, process_seconds=100.0, reruns=3)
+    bracket = verdicts.about(Estimate(22.6, 16.0, 32.0, unit="bracket", n=11, m=3, scale="MiB"), 40.0)
+    assert bracket.verdict == "inconclusive"
+    assert bracket.part.decide == {"grid": "a point measured between 16 MiB and 32 MiB"}
+    plan = cost.decision_plan(_finding(bracket), spent, "os-microbench")
+    assert "M =" not in plan and "a point measured between 16 MiB and 32 MiB" in plan
+    share = verdicts.at_least(Estimate(0.4, 0.15, 0.7, unit="cases", n=12, scale="ratio"), 0.5)
+    assert "cases" in share.part.decide and "cases" in cost.decision_plan(_finding(share), spent)

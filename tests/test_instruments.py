@@ -136,8 +136,8 @@ def test_cycle_findings_are_not_testable_when_the_chains_disagree():
             "variants": {"loop": _variant(0.12, "loop"), "add": _variant(0.25, "loop"),
                          **{f"call{k}": _variant(1.0 + k / 4, "call") for k in range(8)}},
             "probes": [{"measure": "loop", **probe}, {"measure": "call", **probe}]}
-    for finding in (microbench_claims.loop_cost(data, [])[0], microbench_claims.call_cost_grows(data, [])[0],
-                    microbench_claims.tsc_counts_cycles(data, [])[0]):
+    for finding in (microbench_claims.loop_cost(data)[0], microbench_claims.call_cost_grows(data)[0],
+                    microbench_claims.tsc_counts_cycles(data)[0]):
         assert finding.verdict == NOT_TESTABLE
         assert finding.evidence == ("instrument check failed: core clock not measured here: add chain 4.050 GHz, imul "
                                     "chain 3.100 GHz disagree by 31 % (more than 5 %)")
@@ -149,7 +149,7 @@ def test_tsc_findings_are_not_testable_off_x86():
             "variants": {"clock-gettime": _variant(20.0, "timer")}, "probes": [{"measure": "timer", **probe}]}
     for claim in (microbench_claims.tsc_counts_cycles, microbench_claims.timer_read_cost,
                   microbench_claims.cpuid_serialises_cheaply):
-        (finding,) = claim(data, [])
+        (finding,) = claim(data)
         assert finding.verdict == NOT_TESTABLE and finding.evidence.startswith("not x86-64")
 
 

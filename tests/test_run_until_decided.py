@@ -12,6 +12,7 @@ import scipy.stats
 from analysis import pipeline
 from analysis.core import replication, verdicts
 from analysis.core.report import Finding
+from analysis.core.verdicts import Part
 from analysis.experiments import EXPERIMENTS
 from analysis.sweep.model import Step, Sweep
 from analysis.tools.plan import run_looks, sequential, share_spending
@@ -80,8 +81,9 @@ def test_what_would_decide_a_repeated_interval_is_sized_at_the_claims_own_level(
     finally:
         replication.SEQUENTIAL_LOOK.reset(token)
     assert early.low == -np.inf and early.high == np.inf
-    sizes = verdicts.needed_sizes(verdicts.no_effect(early, 0.02).evidence)
-    assert sizes["reruns"] > 5 and sizes == verdicts.needed_sizes(verdicts.no_effect(fixed, 0.02).evidence)
+    sizes = verdicts.no_effect(early, 0.02).part.decide
+    assert sizes["reruns"] > 5 and sizes == verdicts.no_effect(fixed, 0.02).part.decide
+    assert verdicts.no_effect(early, 0.02).part.repeated and not verdicts.no_effect(fixed, 0.02).part.repeated
 
 
 def _replay(tmp_path, keep, budget):
@@ -136,7 +138,7 @@ def test_the_loop_adds_reruns_until_its_budget_and_records_every_look(tmp_path):
     # the preset's 3 reruns were judged at fixed levels before the first look: the report says what the budget added
     preset = record["preset"]
     assert preset["reruns"] == 3 and preset["judge_seconds"] > 0
-    fixed = {f.claim: f.verdict for f in pipeline.build_report([_first_reruns(directory, tmp_path / "first3", 3)]).sections[0].findings}
+    fixed = {f.id: f.verdict for f in pipeline.build_report([_first_reruns(directory, tmp_path / "first3", 3)]).sections[0].findings}
     assert preset["verdicts"] == fixed
     section = pipeline.build_report([directory]).sections[0]
     head = section.paragraphs[0]
@@ -225,13 +227,23 @@ def _evidence(verdict, needed=None):
     return f"claim: > 1; 1.01, CI [0.99, 1.03] (t interval (95 %; {run_looks.MARK} at look M = 5 ...) over x){tail}"
 
 
+def _finding(claim, verdict, needed=None, *, never="", cause="bound", refuting=False, level=0.95, m=5):
+    """A finding of one part judged on a repeated interval at look M = m, as replication.over_reruns and
+    verdicts._needed make it: what would decide it `needed` reruns, or never (why, cause)."""
+    decide = None
+    if verdict == "inconclusive":
+        decide = {"never": never, "cause": cause} if never else {"reruns": needed, **({"refuting": True} if refuting else {})}
+    part = Part(verdict, 1.01, 0.99, 1.03, level, "ratio", "reruns", m, 10, "why", decide, repeated=True, claim_level=level)
+    return Finding(claim, verdict, _evidence(verdict, needed), id=claim, parts=[part])
+
+
 def _judge(clock, script, seen):
     """findings(M) from `script`: claim -> M -> (verdict, needed M); each look costs 2 s on `clock`."""
     def judge(directory):
         clock.now += 2.0
         m = Sweep.load(directory).reruns
         seen.append(m)
-        return [Finding(claim, *(lambda v, x: (v, _evidence(v, x)))(*by_m(m))) for claim, by_m in script.items()]
+        return [_finding(claim, *by_m(m)) for claim, by_m in script.items()]
     return judge
 
 
@@ -287,15 +299,14 @@ def test_the_forecast_reads_what_the_verdict_policy_writes_when_no_m_decides():
     from analysis.tools.plan import pursuit
 
     on_grid = no_effect(Estimate(1.0, 0.99, 1.01, unit="reruns", n=10, m=5, scale="ratio", grid=0.05), 0.02)
-    assert "no number of reruns decides it" in on_grid.evidence
-    assert math.isinf(pursuit.needed_reruns(on_grid.evidence, 5, 20))
-    on_bound = (f"claim: > 1; 1, CI [0.99, 1.01] (t interval (95 %; {run_looks.MARK} at look M = 5 ...) over x); "
-                "no number of reruns decides it: the estimate sits on the bound.")
+    assert on_grid.part.decide["cause"] == "grid" and "no number of reruns decides it" in on_grid.evidence
+    assert math.isinf(pursuit.needed_reruns(Finding("g", "inconclusive", "", parts=[on_grid.part]), 5, 20))
+    on_bound = _finding("b", "inconclusive", never="the estimate sits on the bound")
     needed = pursuit.needed_reruns(on_bound, 5, 20)
     assert math.isfinite(needed) and needed > 5
     # within half a grid step of the bound is where the estimate stands now, not the grid's width
-    near_grid = on_bound.replace("the estimate sits on the bound", "on this grid, half a step (0.005) is as wide as "
-                                 "the distance from the estimate to the bound (0.004)")
+    near_grid = _finding("n", "inconclusive", never="on this grid, half a step (0.005) is as wide as the distance "
+                                                   "from the estimate to the bound (0.004)")
     assert pursuit.needed_reruns(near_grid, 5, 20) == needed
 
 
@@ -307,11 +318,10 @@ def test_the_forecast_takes_the_spread_at_its_lower_confidence_bound():
     it is given up either way."""
     from analysis.tools.plan import pursuit
 
-    evidence = _evidence("inconclusive", 400)
-    assert pursuit.needed_reruns(evidence, 5, 13) == 12
+    assert pursuit.needed_reruns(_finding("A", "inconclusive", 400), 5, 13) == 12
     record = {}
-    assert pursuit.give_up(record, [Finding("A", "inconclusive", evidence)], 5, 13) == []
-    assert pursuit.give_up(record, [Finding("far", "inconclusive", _evidence("inconclusive", 2000))], 5, 13) == ["far"]
+    assert pursuit.give_up(record, [_finding("A", "inconclusive", 400)], 5, 13) == []
+    assert pursuit.give_up(record, [_finding("far", "inconclusive", 2000)], 5, 13) == ["far"]
     assert pursuit.optimistic_spread(5) == pytest.approx(0.717, abs=0.001)
     assert pursuit.optimistic_spread(30) > pursuit.optimistic_spread(5)
 
@@ -321,9 +331,8 @@ def test_a_refuting_part_keeps_a_claim_pursued_whatever_its_other_parts_need():
     part sits on the bound ('no number of reruns decides it'): the forecast follows the refuting part."""
     from analysis.tools.plan import pursuit
 
-    never = (f"claim: no effect beyond ±0.02 of 1; 1.02, CI [1, 1.04] (t interval (98.8 %; {run_looks.MARK} at look "
-             "M = 10 ...) over x); no number of reruns decides it: the estimate sits on the bound.")
-    refuting = (f"claim: no effect beyond ±0.02 of 1; 1.09, CI [1.01, 1.17] (t interval (98.8 %; {run_looks.MARK} at "
-                "look M = 10 ...) over x); about M = 14 reruns would decide it (as refuted).")
+    never = _finding("c", "inconclusive", never="the estimate sits on the bound", level=0.988, m=10)
+    refuting = _finding("c", "inconclusive", 14, refuting=True, level=0.988, m=10)
+    both = Finding("c", "inconclusive", "", id="c", parts=never.parts + refuting.parts)
     alone = pursuit.needed_reruns(never, 10, 20)
-    assert alone > 20 and pursuit.needed_reruns(never + " " + refuting, 10, 20) <= 14
+    assert alone > 20 and pursuit.needed_reruns(both, 10, 20) <= 14

@@ -204,9 +204,8 @@ def test_3_a_share_of_12_distributions_is_not_decided_by_more_runs_and_says_so()
     [f] = time_claims.distributions_multimodal("x", data)
     assert f.verdict == "inconclusive"
     assert "unit: a share of n = 12 cases" in f.evidence
-    never = verdicts.undecidable(f.evidence)
-    assert never.startswith("no number of runs or reruns decides it") and "about 163 cases" in never, never
-    assert verdicts.needed_sizes(f.evidence) == {}
+    assert f.decide["cases"] == 163 and "about 163 cases" in f.evidence
+    assert "reruns" not in f.decide and "runs" not in f.decide
 
 
 # --- 4. time-apis: "load does not increase CPU time" needs equivalence --------------------------
@@ -247,11 +246,10 @@ def test_4_nothing_significant_is_not_no_effect():
 def test_4_on_reruns_equivalence_confirms_and_a_real_rise_refutes():
     apis, loads = ("runexec", "bash"), (0, 1, 2)
     flat = _samples({(a, load): 0.09 for a in apis for load in loads}, m=5, drift=0.002, within=0.005)
-    judged = []
-    f = time_claims.load_leaves_cpu_time(flat, apis, loads, 0, "x", judged)[0]
+    f = time_claims.load_leaves_cpu_time(flat, apis, loads, 0, "x")[0]
     assert f.verdict == "confirmed" and "unit: reruns, M = 5 of n = 10 runs" in f.evidence
     rise = _samples({(a, load): 0.09 * (1.10 if load == 1 else 1) for a in apis for load in loads}, m=5, drift=0.002)
-    assert time_claims.load_leaves_cpu_time(rise, apis, loads, 0, "x", [])[0].verdict == "refuted"
+    assert time_claims.load_leaves_cpu_time(rise, apis, loads, 0, "x")[0].verdict == "refuted"
 
 
 def _on_grid(samples, api, step):
@@ -271,9 +269,8 @@ def test_4_an_api_on_a_grid_as_wide_as_the_margin_is_set_aside_and_the_rest_judg
     apis = ("runexec", "bash", "gnu")
     samples = _samples({(a, 0): 0.11 for a in apis}, m=10, drift=0.001, within=0.002)
     samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
-    judged = []
-    f = time_claims.api_does_not_matter(samples, apis, 0, "x", judged)[0]
-    assert [key.split()[3] for key, _, _ in judged] == ["bash"]  # "x: CPU time API / runexec at load 0"
+    f = time_claims.api_does_not_matter(samples, apis, 0, "x")[0]
+    assert [p.quantity.split()[3] for p in f.parts] == ["bash"]  # "x: CPU time API / runexec at load 0"
     assert f.verdict == "confirmed", f.evidence
     assert f.evidence.startswith("1 part(s), each on a 95.00% interval (equivalence, Bonferroni over 2)")
     assert "GNU time / RunExec at load 0: its 10 ms grid is ≥ 2 × the 2.2 ms margin" in f.evidence
@@ -294,10 +291,9 @@ def test_4_a_timer_whose_values_scatter_over_its_steps_is_not_held_to_half_a_ste
     bash = samples.api == "bash"
     for column in ("timer_user", "timer_real"):
         getattr(samples, column)[bash] = np.floor(getattr(samples, column)[bash] / 0.001 + 1e-9) * 0.001
-    judged = []
-    f = time_claims.api_does_not_matter(samples, apis, 0, "x", judged)[0]
-    [(_, _, part)] = judged
-    assert part.verdict == "confirmed" and "grid step" not in part.evidence, part.evidence
+    f = time_claims.api_does_not_matter(samples, apis, 0, "x")[0]
+    [part] = f.parts
+    assert part.verdict == "confirmed" and part.low > 0.98, part
     assert f.verdict == "confirmed" and "GNU time / RunExec at load 0: its 10 ms grid is ≥ 2 ×" in f.evidence
 
 
@@ -309,9 +305,8 @@ def test_4_a_grid_bound_part_wholly_outside_the_margin_still_refutes():
     means = {("runexec", 0): 0.11, ("bash", 0): 0.11, ("gnu", 0): 0.132}
     samples = _samples(means, m=10, drift=0.001, within=0.002)
     samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
-    judged = []
-    f = time_claims.api_does_not_matter(samples, apis, 0, "x", judged)[0]
-    parts = {key.split()[3]: v for key, _, v in judged}  # "x: CPU time API / runexec at load 0"
+    f = time_claims.api_does_not_matter(samples, apis, 0, "x")[0]
+    parts = {p.quantity.split()[3]: p for p in f.parts}  # "x: CPU time API / runexec at load 0"
     assert parts["bash"].verdict == "confirmed" and parts["gnu"].verdict == "refuted"
     assert f.verdict == "refuted", f.evidence
     assert "set aside" not in f.evidence and "Bonferroni over 2" in f.evidence
@@ -322,14 +317,13 @@ def test_4_with_every_part_on_a_coarse_grid_the_claim_is_not_testable():
     testable here' with the reason, for the API, the CPU-load and the wall-time claims."""
     apis, loads = ("runexec", "gnu"), (0, 1, 2)
     samples = _on_grid(_samples({(a, load): 0.11 for a in apis for load in loads}, m=5), "gnu", 0.01)
-    api = time_claims.api_does_not_matter(samples, apis, 0, "x", [])[0]
+    api = time_claims.api_does_not_matter(samples, apis, 0, "x")[0]
     assert api.verdict == "not testable here" and "its 10 ms grid is ≥ 2 × the 2.2 ms margin" in api.evidence
     gnu = _on_grid(_samples({("gnu", load): 0.11 for load in loads}, m=5), "gnu", 0.01)
-    judged = []
-    cpu = time_claims.load_leaves_cpu_time(gnu, ("gnu",), loads, 0, "x", judged)[0]
-    assert cpu.verdict == "not testable here" and judged == []
+    cpu = time_claims.load_leaves_cpu_time(gnu, ("gnu",), loads, 0, "x")[0]
+    assert cpu.verdict == "not testable here" and cpu.parts == ()
     assert "GNU time 0→1: its 20 ms grid (a 10 ms and a 10 ms step) is ≥ 2 × the 2.2 ms margin" in cpu.evidence
-    wall = time_claims.wall_flat_until_cores_busy(gnu, ("gnu",), loads, 0, "x", 2, [])[0]
+    wall = time_claims.wall_flat_until_cores_busy(gnu, ("gnu",), loads, 0, "x", 2)[0]
     assert wall.verdict == "not testable here" and "no 'flat' part is left" in wall.evidence
 
 
@@ -339,7 +333,7 @@ def test_4_the_load_claim_judges_the_parts_that_remain_in_the_whole_family():
     apis, loads = ("runexec", "bash", "gnu"), (0, 1, 2)
     samples = _samples({(a, load): 0.11 for a in apis for load in loads}, m=5, drift=0.002, within=0.005)
     samples = _on_grid(_on_grid(samples, "gnu", 0.01), "bash", 0.001)
-    f = time_claims.load_leaves_cpu_time(samples, apis, loads, 0, "x", [])[0]
+    f = time_claims.load_leaves_cpu_time(samples, apis, loads, 0, "x")[0]
     assert f.evidence.startswith("4 part(s), each on a 98.33% interval (equivalence, Bonferroni over 6)")
     assert f.evidence.count("set aside") == 2 and "GNU time 0→1" in f.evidence and "GNU time 0→2" in f.evidence
     assert f.verdict == "confirmed", f.evidence
@@ -365,7 +359,7 @@ def test_5_on_reruns_flat_then_doubling_is_confirmed():
     apis, loads = ("runexec", "bash"), (0, 1, 2)
     samples = _samples({(a, load): 0.09 * (2.0 if load == 2 else 1) for a in apis for load in loads}, m=5,
                        drift=0.002, within=0.005)
-    f = time_claims.wall_flat_until_cores_busy(samples, apis, loads, 0, "x", 2, [])[0]
+    f = time_claims.wall_flat_until_cores_busy(samples, apis, loads, 0, "x", 2)[0]
     assert f.verdict == "confirmed"
 
 
@@ -392,15 +386,15 @@ def test_6_nice_19_is_refuted_when_the_interval_excludes_the_benefit():
     autogroups on, it is not testable; with autogroups off the autogroups do not matter."""
     tables, conditions, _ = load_tables(RECORDED / "discipline", pipeline.all_columns())
     runs = discipline_samples.collect(tables, conditions)
-    f = discipline_claims.priority_helps(runs, [], [ONE_GROUP] * 5)[0]
+    f = discipline_claims.priority_helps(runs, [ONE_GROUP] * 5)[0]
     assert f.verdict == "refuted"
     assert "claim: <= 0.9" in f.evidence and "unit: reruns, M = 5 of n = 10 runs" in f.evidence
     assert "the whole CI is short of the claimed bound" in f.evidence and "in all 5 niced reruns" in f.evidence
     apart = {**ONE_GROUP, "competitor": {**ONE_GROUP["competitor"], "autogroup": "/autogroup-8"}}
-    f = discipline_claims.priority_helps(runs, [], [ONE_GROUP, apart])[0]
+    f = discipline_claims.priority_helps(runs, [ONE_GROUP, apart])[0]
     assert f.verdict == "not testable here" and "/autogroup-8" in f.evidence and "different scheduling groups" in f.evidence
     off = {**apart, "sched_autogroup_enabled": "0"}
-    assert discipline_claims.priority_helps(runs, [], [off])[0].verdict == "refuted"
+    assert discipline_claims.priority_helps(runs, [off])[0].verdict == "refuted"
 
 
 # --- 7. os-microbench: grids and one meaning of "about" ---------------------------------------
@@ -426,7 +420,7 @@ def test_7_about_means_within_a_factor_2_for_the_loop_too():
     assert finding("os-microbench", "one loop iteration").verdict == "inconclusive"
     data = {"variants": {"loop": _variant(0.96, 0.955, 0.97), "add": _variant(1.0, 0.998, 1.004)},
             "info": {"loop": {"core-ghz": 1.0}}, "probes": [{"measure": "loop", "core-ghz": 1.0}]}
-    f = microbench_claims.loop_cost(data, [])[0]
+    f = microbench_claims.loop_cost(data)[0]
     assert f.verdict == "refuted" and "within a factor 2" in f.evidence
 
 
@@ -480,5 +474,6 @@ def test_a_contradiction_between_two_findings_becomes_a_section_warning():
     both hold (a CV ratio 'at least 10' confirmed, 'within 1 +- 0.5' confirmed) give one warning."""
     far = verdicts.at_least(Estimate(20, 15, 25, unit="reruns", n=10, m=5), 10)
     equal = verdicts.no_effect(Estimate(1.0, 0.9, 1.1, unit="reruns", n=10, m=5), 0.5)
-    warnings = verdicts.contradiction_warnings([("CV a/b", "far more", far), ("CV a/b", "alone", equal)])
+    warnings = verdicts.contradiction_warnings([("far more", far.as_part(quantity="CV a/b")),
+                                                ("alone", equal.as_part(quantity="CV a/b"))])
     assert len(warnings) == 1 and "'far more' is confirmed and 'alone' is confirmed" in warnings[0]

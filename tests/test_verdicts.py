@@ -6,7 +6,7 @@ import pytest
 import scipy.stats
 
 from analysis.core.deciding import smallest_size
-from analysis.core.verdicts import Estimate, about, at_least, contradictions, direction, needed_sizes, no_effect
+from analysis.core.verdicts import Estimate, about, at_least, contradictions, decide_of, direction, no_effect
 
 pytestmark = pytest.mark.unit
 
@@ -51,7 +51,8 @@ def test_direction_and_its_opposite():
 def test_an_estimate_on_the_margin_says_no_repetition_decides_it():
     v = at_least(Estimate(1.10, 1.0, 1.2, unit="reruns", n=10, m=5), 1.10)
     assert v.verdict == "inconclusive" and "no number of reruns decides it: the estimate sits on the bound" in v.evidence
-    assert needed_sizes(v.evidence) == {} and "M = " not in v.evidence.split("runs:")[-1]
+    assert v.part.decide == {"never": "the estimate sits on the bound", "cause": "bound"}
+    assert "M = " not in v.evidence.split("runs:")[-1]
 
 
 def test_the_m_named_is_the_smallest_whose_t_interval_decides():
@@ -62,7 +63,7 @@ def test_the_m_named_is_the_smallest_whose_t_interval_decides():
     approximation would say M = 3 (1.96 / 1.2421 squared = 2.49), which does not decide; the old
     1/sqrt(M) scaling of today's interval said 12."""
     v = no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=3, level=0.95), 0.02)
-    assert v.verdict == "inconclusive" and needed_sizes(v.evidence) == {"reruns": 5}
+    assert v.verdict == "inconclusive" and v.part.decide == {"reruns": 5}
     assert smallest_size(0.02, 3, 0.95, 0.01, 10_000) == 5
     # the M named decides: at M = 5 the same s gives a half-width within the distance, at M = 4 not
     s = 0.02 * math.sqrt(3) / scipy.stats.t.ppf(0.975, 2)
@@ -74,14 +75,14 @@ def test_the_m_named_is_the_smallest_whose_t_interval_decides():
 def test_on_a_grid_the_size_leaves_room_for_half_a_step_or_none_is_named():
     # half a 0.004 step takes 0.002 of the 0.01 distance: the t interval must fit in 0.008
     v = no_effect(Estimate(1.01, 0.99, 1.03, unit="reruns", n=10, m=3, level=0.95, grid=0.004), 0.02)
-    assert needed_sizes(v.evidence) == {"reruns": smallest_size(0.02, 3, 0.95, 0.008, 10_000)} == {"reruns": 7}
+    assert v.part.decide == {"reruns": smallest_size(0.02, 3, 0.95, 0.008, 10_000)} == {"reruns": 7}
     # bash 0->1 of the recorded demo: 0.9787 against the margin's 0.98, half a step 0.0114
     v = no_effect(Estimate(0.9787, 0.9545, 0.9926, unit="reruns", n=10, m=3, grid=0.02281), 0.02)
-    assert v.verdict == "inconclusive" and needed_sizes(v.evidence) == {}
+    assert v.verdict == "inconclusive" and "never" in v.part.decide
     assert "no number of reruns decides it: on this grid, half a step (0.01141)" in v.evidence
     # a grid at least twice the margin: no M either
     v = no_effect(Estimate(1.0, 0.9, 1.1, unit="runs", n=30, grid=0.1134), 0.02)
-    assert needed_sizes(v.evidence) == {} and "no number of runs or reruns decides it" in v.evidence
+    assert v.part.decide["cause"] == "grid" and "no number of reruns decides it" in v.evidence
 
 
 def test_contradictory_verdicts_on_one_quantity_are_found():
@@ -89,9 +90,10 @@ def test_contradictory_verdicts_on_one_quantity_are_found():
     far_more = at_least(Estimate(3.0, 2.5, 3.5, unit="reruns", n=10, m=5), 2.0)  # confirmed: >= 2
     equal = no_effect(Estimate(1.0, 0.97, 1.03, unit="reruns", n=10, m=5), 0.05)  # confirmed: 0.95..1.05
     more = direction(Estimate(1.04, 1.01, 1.07, unit="reruns", n=10, m=5))  # confirmed: > 1, compatible with both
-    found = contradictions([(spread, "far more", far_more), (spread, "equal", equal), (spread, "more", more)])
+    found = contradictions([("far more", far_more.as_part(quantity=spread)), ("equal", equal.as_part(quantity=spread)),
+                            ("more", more.as_part(quantity=spread))])
     assert [(a, b) for a, b, _ in found] == [("far more", "equal")]
-    assert contradictions([(spread, "far more", far_more), ("other", "equal", equal)]) == []
+    assert contradictions([("far more", far_more.as_part(quantity=spread)), ("equal", equal.as_part(quantity="other"))]) == []
 
 
 def test_a_part_on_the_refuting_side_decides_a_claim_of_parts_soonest():
@@ -100,16 +102,16 @@ def test_a_part_on_the_refuting_side_decides_a_claim_of_parts_soonest():
     just inside it (needing hundreds of reruns to confirm), what decides the claim is the refuting
     part's M, not the largest; a part on the bound elsewhere does not make it undecidable."""
     from analysis.core import cost
-    from analysis.core.verdicts import Estimate, needed_sizes, no_effect
+    from analysis.core.report import Finding
 
     refuting = no_effect(Estimate(1.077, 1.002, 1.159, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
     inside = no_effect(Estimate(0.985, 0.97, 1.0, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
     on_bound = no_effect(Estimate(1.02, 1.0, 1.04, unit="reruns", n=10, m=23, scale="ratio", level=0.9875), 0.02)
     assert "would decide it (as refuted)" in refuting.evidence and "(as refuted)" not in inside.evidence
-    alone = needed_sizes(refuting.evidence)["reruns"]
-    assert needed_sizes(inside.evidence)["reruns"] > alone
-    both = needed_sizes(inside.evidence + " " + refuting.evidence)
-    assert both == {"reruns": alone, "refuting": True}
-    assert needed_sizes(inside.evidence)["reruns"] == needed_sizes(inside.evidence + " " + inside.evidence)["reruns"]
-    plan = cost.decision_plan(on_bound.evidence + " " + refuting.evidence, cost.Cost(3, 120, 60.0, 66.0, 3), "time-apis")
+    alone = refuting.part.decide["reruns"]
+    assert inside.part.decide["reruns"] > alone
+    assert decide_of([inside.part, refuting.part]) == {"reruns": alone, "refuting": True}
+    assert decide_of([inside.part, inside.part]) == inside.part.decide
+    finding = Finding("a claim", "inconclusive", "", parts=[on_bound.part, refuting.part])
+    plan = cost.decision_plan(finding, cost.Cost(3, 120, 60.0, 66.0, 3), "time-apis")
     assert plan.startswith(f"to decide it: about M = {alone} reruns") and "a part that would refute it" in plan

@@ -83,7 +83,8 @@ class Estimate:
         if self.unit == "cases":
             return f"unit: a share of n = {self.n} cases"
         if self.unit == "bracket":
-            return "unit: a bracket between two measured points (more runs do not narrow it; a finer grid does)"
+            return (f"unit: a bracket between two measured points (M = {self.m} of n = {self.n} runs; more runs do not "
+                    "narrow it, a finer grid does)")
         if self.unit == "pooled":
             return "unit: one figure pooled over the runs of one invocation (no interval; holds for this invocation)"
         return f"unit: runs of one invocation, n = {self.n}" + (f" (M = {self.m}: rerun level not used)" if self.m > 1 else "")

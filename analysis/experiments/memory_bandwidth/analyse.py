@@ -91,7 +91,7 @@ def section_from_pairs(pairs, firmware, notes=()):
     firmware_matrix = np.full((n, n), np.nan) if firmware is None else firmware.distance
     if not pairs.values:
         sec.warnings.append("no STREAM run finished: nothing to analyse")
-        sec.findings.append(claims.remote_untestable("no finished STREAM runs"))
+        sec.findings += claims.untestable("no finished STREAM runs")
         return sec, data
 
     bandwidth = {k: bandwidth_matrix(pairs, nodes, k) for k in KERNELS}

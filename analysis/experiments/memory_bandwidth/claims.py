@@ -26,10 +26,15 @@ def findings(nodes, triad, derived, firmware):
     """Every claim's finding; on one node only the two remote claims, not testable."""
     if len(nodes) == 1:
         why = f"one NUMA node ({nodes[0]}): there is no remote memory on this machine; the 1 × 1 matrix holds local access only"
-        return [remote_untestable(why), Finding(NEIGHBOUR_CLAIM, "not testable here", why,
-                                                id="memory-bandwidth/one-favoured-neighbour")]
+        return untestable(why)
     return [remote_slower_than_firmware(derived, firmware), one_favoured_neighbour(nodes, triad),
             local_is_fastest(triad)]
+
+
+def untestable(why):
+    """Both remote claims, not testable for the same reason."""
+    return [remote_untestable(why), Finding(NEIGHBOUR_CLAIM, "not testable here", why,
+                                            id="memory-bandwidth/one-favoured-neighbour")]
 
 
 def remote_untestable(why):

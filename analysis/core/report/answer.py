@@ -99,7 +99,7 @@ def _comparisons(report, findings):
     reruns = _by_suffix(findings, "discipline/reruns-differ")
     text = (f"Comparing two builds: invocation means of one task vary by {', '.join(f'{v:.1%} ({k})' for k, v in cvs.items())} "
             f"here, so a {CHANGE:.0%} change needs {' and '.join(per_column)} invocations a side (t interval, 95 %); "
-            "`timekit ab` runs them and `timekit plan` sizes them for your command.")
+            "timekit ab runs them and timekit plan sizes them for your command.")
     return _line("comparisons", text, reruns)
 
 
@@ -107,7 +107,7 @@ def _untestable(findings):
     missing = [f for f in findings if f.verdict == "not testable here"]
     if not missing:
         return None
-    names = "; ".join(_short(f.claim) for f in missing[:6]) + ("; …" if len(missing) > 6 else "")
+    names = "; ".join(_short(f.claim) for f in missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
     return _line("not testable", f"Not testable on this machine ({len(missing)}): {names}.", missing)
 
 

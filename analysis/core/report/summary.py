@@ -47,12 +47,13 @@ def interval(part, with_sizes=True):
 
 
 def _distinct(part):
-    """low, high and the estimate as text, with as many digits as it takes to tell a non-zero-width
-    interval's ends apart (a TSC rate within 0.001 % of the kernel's reads '1–1' at 4 digits)."""
+    """low, high and the estimate as text, with as many digits as it takes to tell the interval's
+    ends apart (a TSC rate within 0.001 % of the kernel's reads '1–1' at 4 digits)."""
     texts = [number(x, part.unit) for x in (part.low, part.high, part.estimate)]
-    if part.unit in ("", "ratio") and part.high > part.low and texts[0] == texts[1]:
-        for digits in range(5, 10):
-            texts = [f"{x:.{digits}g}" for x in (part.low, part.high, part.estimate)]
+    if part.unit != "pct" and texts[0] == texts[1] and all(map(math.isfinite, (part.low, part.high, part.estimate))):
+        suffix = "" if part.unit in ("", "ratio") else f" {part.unit}"
+        for digits in range(5, 10):  # a zero-width interval (identical invocations) shows its 9 digits
+            texts = [f"{x:.{digits}g}{suffix}" for x in (part.low, part.high, part.estimate)]
             if texts[0] != texts[1]:
                 break
     return texts

@@ -25,6 +25,8 @@ import datetime
 import math
 from dataclasses import dataclass
 
+from analysis.core import verdicts
+
 
 
 def when(text):
@@ -84,12 +86,8 @@ def decision_plan(finding, cost, experiment=""):
     priced at this sweep's seconds per invocation, runs at its seconds per run, cases and grids
     named as such, and where no number decides it, why; '' when it names nothing."""
     decide = finding.decide or {}
-    if "never" in decide:
-        return f"no number of reruns decides it: {decide['never']}"
-    if "grid" in decide:
-        return f"more reruns do not narrow it; {decide['grid']} would decide it"
-    if "cases" in decide:
-        return f"a share or a correlation narrows only with more cases: about {decide['cases']} would decide it"
+    if {"never", "grid", "cases"} & set(decide):  # no number of reruns prices these
+        return verdicts.decide_text(decide)
     if not cost.invocations:
         return ""
     refuting = "; a part that would refute it" if decide.get("refuting") else ""

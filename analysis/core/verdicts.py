@@ -147,7 +147,8 @@ class Verdict:
                     label=label, quantity=quantity, implies=self.implies)
 
 
-def _fmt(x, scale):
+def format_value(x, scale):
+    """A value in its scale: 'pct' as a percentage, ratios and units to 4 significant digits."""
     if not math.isfinite(x):
         return "∞" if x > 0 else "-∞"
     if scale == "pct":
@@ -159,9 +160,9 @@ def _fmt(x, scale):
 
 def _ci_text(est):
     low, high = est.widened()
-    grid = f", widened by half the {_fmt(est.grid, est.scale)} grid step" if est.grid else ""
+    grid = f", widened by half the {format_value(est.grid, est.scale)} grid step" if est.grid else ""
     method = f" ({est.method})" if est.method else ""
-    return f"{_fmt(est.value, est.scale)}, CI [{_fmt(low, est.scale)}, {_fmt(high, est.scale)}]{grid}{method}; {est.replication()}"
+    return f"{format_value(est.value, est.scale)}, CI [{format_value(low, est.scale)}, {format_value(high, est.scale)}]{grid}{method}; {est.replication()}"
 
 
 def never(why, cause="bound"):
@@ -186,13 +187,13 @@ def _needed(est, distance, refuting=False, bound=None):
         return never("the estimate sits on the bound")
     room = distance - est.grid / 2
     if room <= 0:
-        return never(f"on this grid, half a step ({_fmt(est.grid / 2, est.scale)}) is as wide as the distance from the "
-                     f"estimate to the bound ({_fmt(distance, est.scale)})")
+        return never(f"on this grid, half a step ({format_value(est.grid / 2, est.scale)}) is as wide as the distance from the "
+                     f"estimate to the bound ({format_value(distance, est.scale)})")
     if est.unit == "cases":
         # the binomial half-width shrinks as 1/sqrt(cases) (normal approximation), the share held
         return {"cases": math.ceil(est.n * (half / room) ** 2), **flag}
     if est.unit == "bracket":  # lies between two measured points: only points between them narrow it
-        return {"grid": f"a point measured between {_fmt(est.low, est.scale)} and {_fmt(est.high, est.scale)}", **flag}
+        return {"grid": f"a point measured between {format_value(est.low, est.scale)} and {format_value(est.high, est.scale)}", **flag}
     if est.unit == "pooled":
         return never("one figure pooled over the runs has no interval that reruns narrow", "grid")
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive
@@ -208,8 +209,8 @@ def _needed(est, distance, refuting=False, bound=None):
     return {"reruns" if est.unit == "reruns" else "runs": needed, **flag}
 
 
-def decide_text(decide, now=None):
-    """The sentence an evidence paragraph says about `decide`; `now` the size it rests on today."""
+def decide_text(decide):
+    """The sentence an evidence paragraph and a cost line say about `decide`."""
     if not decide:
         return ""
     how = " (as refuted)" if decide.get("refuting") else ""
@@ -220,8 +221,8 @@ def decide_text(decide, now=None):
     if "runs" in decide:
         return f"about n = {decide['runs']} runs (or M >= 2 reruns to judge drift) would decide it{how}"
     if "cases" in decide:
-        return (f"a share narrows only with more cases, not with runs or reruns: about {decide['cases']} cases "
-                f"with this share would decide it{how}")
+        return (f"a share or a correlation narrows only with more cases, not with runs or reruns: about "
+                f"{decide['cases']} cases would decide it{how}")
     if "grid" in decide:
         return f"no number of reruns narrows it; {decide['grid']} would decide it"
     return ""
@@ -273,7 +274,7 @@ def at_least(est, threshold, *, larger=True):
     """Claim: the quantity is at least `threshold` (larger=True) or at most it (larger=False)."""
     low, high = est.widened()
     side = ">=" if larger else "<="
-    bound = _fmt(threshold, est.scale)
+    bound = format_value(threshold, est.scale)
     head = f"claim: {side} {bound}; {_ci_text(est)}"
     if (low >= threshold) if larger else (high <= threshold):
         return _judged(est, "confirmed", head, f"the whole CI is beyond the claimed bound {bound}",
@@ -296,15 +297,15 @@ def no_effect(est, margin, *, null=1.0):
     """Claim: no effect, judged by equivalence within null ± margin (pass a 90 % CI for TOST at 5 %)."""
     low, high = est.widened()
     lo_m, hi_m = null - margin, null + margin
-    band = f"{_fmt(null, est.scale)} ± {_fmt(margin, est.scale)}"
-    head = f"claim: no effect beyond ±{_fmt(margin, est.scale)} of {_fmt(null, est.scale)}; {_ci_text(est)}"
+    band = f"{format_value(null, est.scale)} ± {format_value(margin, est.scale)}"
+    head = f"claim: no effect beyond ±{format_value(margin, est.scale)} of {format_value(null, est.scale)}; {_ci_text(est)}"
     if low > hi_m or high < lo_m:  # a coarse grid never keeps a clear difference from refuting
         return _judged(est, "refuted", head, f"the whole CI lies outside {band}",
                        implies=(hi_m, math.inf) if low > hi_m else (-math.inf, lo_m))
     if grid_bound(est, margin):
         return _judged(est, "inconclusive", head, f"the CI straddles {band}",
-                       never(f"the {_fmt(est.grid, est.scale)} grid step is at least the margin's width "
-                             f"(±{_fmt(margin, est.scale)})", "grid"))
+                       never(f"the {format_value(est.grid, est.scale)} grid step is at least the margin's width "
+                             f"(±{format_value(margin, est.scale)})", "grid"))
     if lo_m <= low and high <= hi_m:
         return _judged(est, "confirmed", head, f"the whole CI lies inside {band} (equivalence)", implies=(lo_m, hi_m))
     inside = lo_m <= est.value <= hi_m
@@ -318,14 +319,14 @@ def about(est, target, factor=ABOUT_FACTOR):
     """Claim: the quantity is about `target`, i.e. within a factor `factor` of it."""
     low, high = est.widened()
     band = (target / factor, target * factor)
-    span = f"{_fmt(band[0], est.scale)}–{_fmt(band[1], est.scale)}"
-    head = f"claim: about {_fmt(target, est.scale)} (within a factor {factor:g}: {span}); {_ci_text(est)}"
+    span = f"{format_value(band[0], est.scale)}–{format_value(band[1], est.scale)}"
+    head = f"claim: about {format_value(target, est.scale)} (within a factor {factor:g}: {span}); {_ci_text(est)}"
     if high < band[0] or low > band[1]:
         return _judged(est, "refuted", head, f"the whole CI lies outside {span}",
                        implies=(-math.inf, band[0]) if high < band[0] else (band[1], math.inf))
     if est.grid and est.grid >= band[1] - band[0]:
         return _judged(est, "inconclusive", head, f"the CI straddles an edge of {span}",
-                       never(f"the {_fmt(est.grid, est.scale)} grid step is as wide as the band", "grid"))
+                       never(f"the {format_value(est.grid, est.scale)} grid step is as wide as the band", "grid"))
     if band[0] <= low and high <= band[1]:
         return _judged(est, "confirmed", head, f"the whole CI lies in {span}", implies=band)
     distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
@@ -338,7 +339,7 @@ def direction(est, *, null=1.0, larger=True):
     """Claim: the quantity is larger (or smaller) than `null`."""
     low, high = est.widened()
     side = ">" if larger else "<"
-    bound = _fmt(null, est.scale)
+    bound = format_value(null, est.scale)
     head = f"claim: {side} {bound}; {_ci_text(est)}"
     if (low > null) if larger else (high < null):
         return _judged(est, "confirmed", head, f"the CI excludes {bound} on the claimed side",

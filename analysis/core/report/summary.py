@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import math
 
+from analysis.core.verdicts import format_value
+
 MAX_WORDS = 30
 
 
 def number(value, unit):
-    """A value in its unit: ratios to 4 significant digits, 'pct' as a percentage, else 3."""
-    if value is None or not math.isfinite(value):
-        return "∞" if value and value > 0 else "-∞" if value else "–"
-    if unit == "pct":
-        return f"{value:.2%}"
-    if unit in ("", "ratio"):
-        return f"{value:.4g}"
-    return f"{value:.3g} {unit}"
+    """A value in its unit, as the evidence writes it (verdicts.format_value); '–' when missing."""
+    if value is None:
+        return "–"
+    return format_value(value, unit or "ratio")
 
 
 def sizes(part):

@@ -189,3 +189,18 @@ def test_the_cores_a_correlation_needs_follow_fishers_z():
 def test_summary_json_roundtrips(reports):
     for report in reports.values():
         json.dumps(report, allow_nan=False)
+
+
+def test_the_page_opens_with_the_answer_shows_parts_and_folds_the_evidence():
+    from analysis.core.report import Report, render_html
+
+    longer = verdicts.direction(Estimate(2.0, 1.9, 2.1, unit="reruns", n=10, m=5))
+    far = verdicts.at_least(Estimate(3.0, 2.0, 4.0, unit="reruns", n=10, m=5), 10)
+    finding = Finding("Two tasks on one core take longer and vary far more", verdicts.all_of([longer, far]),
+                      "the long evidence paragraph", id="discipline/same-core-noisier",
+                      parts=[longer.as_part("takes longer"), far.as_part("varies far more")])
+    page = render_html(Report("r", sections=[Section("discipline", "D", findings=[finding])]))
+    assert page.index('id="tk-answer"') < page.index('id="tk-environment"')
+    assert '<ul class="parts">' in page and "takes longer" in page and page.count("v-refuted") >= 2
+    assert "<details><summary>evidence</summary><p>the long evidence paragraph</p>" in page
+    assert 'id="f-discipline-same-core-noisier"' in page and 'href="#f-discipline-same-core-noisier"' in page

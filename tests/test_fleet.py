@@ -20,10 +20,11 @@ from analysis.experiments.core_heterogeneity.pinning import pin_command
 from analysis.sweep.model import Sweep
 from analysis.tools.fleet import cores as fleet_cores
 from analysis.tools.fleet import machines, outliers, status, submit
+from analysis.tools.fleet import claims as fleet_claims
 from analysis.tools.fleet.claims import claim_key
 from analysis.tools.fleet import slurm as slurm_commands
 from analysis.tools.fleet.collect import Node, NodeSweep, environment_differences
-from analysis.tools.fleet.manifest import Fleet, Job
+from analysis.tools.fleet.manifest import Fleet, FleetError, Job
 from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
 from tests import fleet_data, slurm
 from tests.helpers import figures_not_drawn
@@ -268,6 +269,29 @@ def test_fleet_report_judges_every_claim_per_node_and_across_the_fleet(generated
     cachestress = next(c for c in claims if c["claim"].startswith("cachestress: some cores are more than 10%"))
     assert set(cachestress["verdicts"].values()) == {"inconclusive"} and cachestress["holds_on"] == 0
     assert "holds on 0 of 6 nodes" in html
+
+
+@pytest.mark.unit
+def test_claims_line_up_by_id_where_the_machines_words_differ_and_by_text_where_findings_have_no_id():
+    def node(name, l1, with_id=True):
+        findings = [{"section": "os-microbench", "claim": f"plateaus mark the cache sizes (here L1, {l1})",
+                     "verdict": "confirmed", **({"id": "os-microbench.cache-plateau.L1"} if with_id else {})},
+                    {"section": "os-microbench", "claim": "a syscall costs more than a call", "verdict": "refuted"}]
+        report = {"findings": findings}
+        return Node(name, {"os-microbench": NodeSweep("os-microbench", Path(name), None, report, Path(name, "report.html"))})
+
+    tables, data = fleet_claims.claims_tables([node("amd", "32 KiB"), node("intel", "48 KiB")], {})
+    assert [(c["id"], c["nodes"], c["holds_on"]) for c in data] == [
+        ("os-microbench.cache-plateau.L1", 2, 2), ("a syscall costs more than a call", 2, 0)]
+    assert data[0]["claims"] == {"amd": "plateaus mark the cache sizes (here L1, 32 KiB)",
+                                 "intel": "plateaus mark the cache sizes (here L1, 48 KiB)"}
+    assert tables[0].rows[0][1] == "plateaus mark the cache sizes (here L1, 32 KiB) (in amd's words)"
+    _, data = fleet_claims.claims_tables([node("amd", "32 KiB", False), node("intel", "48 KiB", False)], {})
+    assert len(data) == 3  # without ids the machines' numbers keep the cache claim apart
+    twice = node("amd", "32 KiB")
+    twice.sweeps["os-microbench"].report["findings"][1]["id"] = "os-microbench.cache-plateau.L1"
+    with pytest.raises(FleetError, match="two os-microbench findings are both 'os-microbench.cache-plateau.L1'"):
+        fleet_claims.claims_tables([twice], {})
 
 
 # ---------------------------------------------------------------------------------------------

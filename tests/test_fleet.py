@@ -190,8 +190,15 @@ def test_fleet_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     assert _timekit("fleet", "report", tmp_path) == cli.EXIT_ERROR
     assert _timekit("fleet", "report", f"a={RECORDED}", f"a={RECORDED / 'time-apis'}") == cli.EXIT_ERROR
     assert _timekit("fleet", "report", f"recorded-demo={INTEL}", RECORDED, RECORDED / "time-apis") == cli.EXIT_ERROR
+    half = json.loads((RECORDED / "discipline" / "sweep.json").read_text())
+    half["steps"][-1]["status"] = "pending"
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "sweep.json").write_text(json.dumps(half))
+    assert _timekit("fleet", "report", tmp_path / "half") == cli.EXIT_ERROR
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 6 and all(e.startswith("timekit: error: ") for e in errors)
+    assert len(errors) == 7 and all(e.startswith("timekit: error: ") for e in errors)
+    assert errors[6].endswith("has a finished sweep (vm: discipline: sweep unfinished (24/25 steps; "
+                              f"timekit run discipline --resume --output {tmp_path / 'half'} finishes it))")
     assert "--nodes LIST or --partition" in errors[0] and "--count needs --partition" in errors[1]
     assert "not a fleet directory" in errors[2]
     assert errors[3].endswith("neither a fleet (fleet.json), nor a sweep (sweep.json), nor a folder whose sub-folders are sweeps")

@@ -118,9 +118,9 @@ def _fleet_nodes(fleets, nodes, left_out):
 
 def _machine_report(machine, sweeps, outdir):
     """(folder, current) of a machine's one report over its sweeps: the report its own folder
-    already holds (a demo's, a sweep's) when newer than every sweep and covering them all, else one
-    in the fleet report's folder: a recorded machine's folder is never written into."""
-    experiments = {sweep.experiment for _, sweep in sweeps}
+    already holds (a demo's, a sweep's) when newer than every sweep and made over all of them, else
+    one in the fleet report's folder: a recorded machine's folder is never written into."""
+    wanted = {Path(d).resolve() for d, _ in sweeps}
     candidates = [Path(machine.folders[0]) / "report"] if len(machine.folders) == 1 else []
     for folder in [*candidates, Path(outdir) / "machines" / machine.name]:
         try:
@@ -128,8 +128,8 @@ def _machine_report(machine, sweeps, outdir):
             newer = (folder / "report.json").stat().st_mtime >= max((d / SWEEP_MANIFEST).stat().st_mtime for d, _ in sweeps)
         except (OSError, ValueError):
             continue
-        covered = {s.get("experiment") for s in report.get("data", {}).get("sweeps", [])}
-        if newer and experiments <= covered:
+        covered = {Path(s.get("directory", "")).resolve() for s in report.get("data", {}).get("sweeps", [])}
+        if newer and wanted <= covered:  # a report made elsewhere (other paths) is made again, not trusted
             return folder, True
     return Path(outdir) / "machines" / machine.name, False
 
@@ -174,8 +174,8 @@ def collect(directories, node_report, outdir, out=sys.stderr):
     nodes, left_out = {}, []
     jobs = _fleet_nodes(fleets, nodes, left_out) + _machine_nodes(given_machines, nodes, left_out, outdir)
     if not nodes:
-        raise FleetError(f"no node of {', '.join(str(g.path) for g in givens)} has finished its sweep; "
-                         "see 'timekit fleet status'")
+        why = f" ({left_out[0][0]}: {left_out[0][1]}: {left_out[0][2]})" if left_out else ""
+        raise FleetError(f"no node of {', '.join(str(g.path) for g in givens)} has a finished sweep{why}")
     _make_reports(jobs, node_report, out)
     for job in jobs:
         report, page = _read_report(job.outdir)

@@ -22,6 +22,7 @@ from analysis.core.report import Report, Table, write_report
 from analysis.experiments import EXPERIMENTS
 from analysis.machine import environment
 from analysis.machine import facts as machine_facts
+from analysis.sweep import run_rows
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import MANIFEST, Context, Sweep
 from analysis.tools.compare import generic_report
@@ -124,6 +125,7 @@ def build_report(paths, table_pages=None, notes=None):
             by_experiment.setdefault(experiment, []).append(table if experiment is None else _only(table, all_columns()))
     if not sources:
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
+    samples = run_rows.columns([(e, t) for e, tables in by_experiment.items() for t in tables], conditions)
     unknown = by_experiment.pop(None, [])
 
     env = sweeps[0][1].environment if sweeps else (environment.snapshot() if machine_facts.made_here(sources) else {})
@@ -159,8 +161,6 @@ def build_report(paths, table_pages=None, notes=None):
         report.sections.append(section)
         notes.append(f"{name}: {section.runs} ({len(by_experiment[name])} result file(s))")
         report.data[name] = result.data
-        if result.samples is not None and not report.samples:
-            report.samples = result.samples
     _check_contradictions(report.sections)
     if unknown:
         generic = generic_report.generic(unknown)
@@ -170,6 +170,7 @@ def build_report(paths, table_pages=None, notes=None):
             report.data["no experiment"] = generic.data
         if generic.skipped_files:
             report.data["not analysed"] = generic.skipped_files
+    report.samples = samples  # every run of every file, one row each (analysis.sweep.run_rows)
     report.data["sources"] = [str(t.path) for t in sources]
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build,

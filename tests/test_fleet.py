@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -18,16 +19,19 @@ from analysis.experiments.core_heterogeneity.analyse import CoresError
 from analysis.experiments.core_heterogeneity.pinning import pin_command
 from analysis.sweep.model import Sweep
 from analysis.tools.fleet import cores as fleet_cores
-from analysis.tools.fleet import outliers, status, submit
+from analysis.tools.fleet import machines, outliers, status, submit
+from analysis.tools.fleet import claims as fleet_claims
+from analysis.tools.fleet.claims import claim_key
 from analysis.tools.fleet import slurm as slurm_commands
 from analysis.tools.fleet.collect import Node, NodeSweep, environment_differences
-from analysis.tools.fleet.manifest import Fleet, Job
+from analysis.tools.fleet.manifest import Fleet, FleetError, Job
 from analysis.tools.fleet.report import GOLDEN_FILE, fleet_report
 from tests import fleet_data, slurm
 from tests.helpers import figures_not_drawn
 
 REPO = Path(__file__).resolve().parent.parent
 RECORDED = REPO / "tests" / "data" / "recorded-demo"
+INTEL = REPO / "tests" / "data" / "machines" / "intel-vm-2026-11-25"
 SCRATCH = REPO / ".pytest-tmp" / "scratch"
 # one worker runs every test of this file (tox: --dist loadgroup): the SLURM tests share one simulated
 # cluster, the module's fixture, started once and not once per worker
@@ -183,11 +187,36 @@ def test_fleet_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     assert _timekit("fleet", "submit", "os-microbench") == cli.EXIT_ERROR
     assert _timekit("fleet", "submit", "os-microbench", "--count", "2") == cli.EXIT_ERROR
     assert _timekit("fleet", "status", tmp_path) == cli.EXIT_ERROR
-    assert _timekit("fleet", "report", RECORDED / "os-microbench") == cli.EXIT_ERROR
+    assert _timekit("fleet", "report", tmp_path) == cli.EXIT_ERROR
+    assert _timekit("fleet", "report", f"a={RECORDED}", f"a={RECORDED / 'time-apis'}") == cli.EXIT_ERROR
+    assert _timekit("fleet", "report", f"recorded-demo={INTEL}", RECORDED, RECORDED / "time-apis") == cli.EXIT_ERROR
+    half = json.loads((RECORDED / "discipline" / "sweep.json").read_text())
+    half["steps"][-1]["status"] = "pending"
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "sweep.json").write_text(json.dumps(half))
+    assert _timekit("fleet", "report", tmp_path / "half") == cli.EXIT_ERROR
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 4 and all(e.startswith("timekit: error: ") for e in errors)
+    assert len(errors) == 7 and all(e.startswith("timekit: error: ") for e in errors)
+    assert errors[6].endswith("has a finished sweep (vm: discipline: sweep unfinished (24/25 steps; "
+                              f"timekit run discipline --resume --output {tmp_path / 'half'} finishes it))")
     assert "--nodes LIST or --partition" in errors[0] and "--count needs --partition" in errors[1]
-    assert "not a fleet directory" in errors[2] and "not a fleet directory" in errors[3]
+    assert "not a fleet directory" in errors[2]
+    assert errors[3].endswith("neither a fleet (fleet.json), nor a sweep (sweep.json), nor a folder whose sub-folders are sweeps")
+    assert "machine a has two sweeps of time-apis" in errors[4]
+    assert "two machines would both be called 'recorded-demo'; name them: NAME=DIR" in errors[5]
+
+
+@pytest.mark.unit
+def test_a_machine_given_by_folder_is_named_by_its_recorded_host_else_by_its_folder():
+    # both recordings say host 'vm': each is called by its folder
+    assert [m.name for m in machines.machines([machines.Given(RECORDED), machines.Given(INTEL)])] == \
+        ["recorded-demo", "intel-vm-2026-11-25"]
+    # alone, the recorded host name; NAME=DIR names a machine, and one NAME joins its folders
+    joined = machines.machines([machines.given(f"amd={RECORDED / 'time-apis'}"), machines.given(str(INTEL)),
+                                machines.given(f"amd={RECORDED / 'discipline'}")])
+    assert [(m.name, [s.experiment for _, s in m.sweeps]) for m in joined] == [
+        ("amd", ["time-apis", "discipline"]), ("vm", sorted(EXPERIMENTS))]
+    assert machines.given(str(INTEL)) == machines.Given(INTEL) and machines.given("x=/no/such").name == "x"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +276,71 @@ def test_fleet_report_judges_every_claim_per_node_and_across_the_fleet(generated
     cachestress = next(c for c in claims if c["claim"].startswith("cachestress: some cores are more than 10%"))
     assert set(cachestress["verdicts"].values()) == {"inconclusive"} and cachestress["holds_on"] == 0
     assert "holds on 0 of 6 nodes" in html
+
+
+@pytest.mark.unit
+def test_claims_line_up_by_id_where_the_machines_words_differ_and_by_text_where_findings_have_no_id():
+    def node(name, l1, with_id=True):
+        findings = [{"section": "os-microbench", "claim": f"plateaus mark the cache sizes (here L1, {l1})",
+                     "verdict": "confirmed", **({"id": "os-microbench.cache-plateau.L1"} if with_id else {})},
+                    {"section": "os-microbench", "claim": "a syscall costs more than a call", "verdict": "refuted"}]
+        report = {"findings": findings}
+        return Node(name, {"os-microbench": NodeSweep("os-microbench", Path(name), None, report, Path(name, "report.html"))})
+
+    tables, data = fleet_claims.claims_tables([node("amd", "32 KiB"), node("intel", "48 KiB")], {})
+    assert [(c["id"], c["nodes"], c["holds_on"]) for c in data] == [
+        ("os-microbench.cache-plateau.L1", 2, 2), ("a syscall costs more than a call", 2, 0)]
+    assert data[0]["claims"] == {"amd": "plateaus mark the cache sizes (here L1, 32 KiB)",
+                                 "intel": "plateaus mark the cache sizes (here L1, 48 KiB)"}
+    assert tables[0].rows[0][1] == "plateaus mark the cache sizes (here L1, 32 KiB) (in amd's words)"
+    _, data = fleet_claims.claims_tables([node("amd", "32 KiB", False), node("intel", "48 KiB", False)], {})
+    assert len(data) == 3  # without ids the machines' numbers keep the cache claim apart
+    twice = node("amd", "32 KiB")
+    twice.sweeps["os-microbench"].report["findings"][1]["id"] = "os-microbench.cache-plateau.L1"
+    with pytest.raises(FleetError, match="two os-microbench findings are both 'os-microbench.cache-plateau.L1'"):
+        fleet_claims.claims_tables([twice], {})
+
+
+# ---------------------------------------------------------------------------------------------
+# machines given by folder, no fleet.json: the two in-repo recordings
+
+
+def _files(*folders):
+    return {p: p.stat().st_mtime for folder in folders for p in folder.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def recorded_machines():
+    out = SCRATCH / f"fleet-machines-{os.getpid()}"
+    shutil.rmtree(out, ignore_errors=True)
+    before = _files(RECORDED, INTEL)
+    paths = fleet_report([RECORDED, INTEL], _report_without_table_pages, out)
+    yield out, json.loads(paths["json"].read_text()), before
+    shutil.rmtree(out, ignore_errors=True)
+
+
+@pytest.mark.benchexec
+def test_fleet_report_over_machines_given_by_folder_has_one_row_per_claim_with_each_machine_once(recorded_machines):
+    out, report, before = recorded_machines
+    data = report["data"]
+    assert data["nodes"] == ["intel-vm-2026-11-25", "recorded-demo"]
+    assert [m["node"] for m in data["machines"]] == ["recorded-demo", "intel-vm-2026-11-25"]
+    # each machine's one report over its six sweeps, made beside the fleet report: the recordings stay as they were
+    own = {n: json.loads((out / "machines" / n / "report.json").read_text())["findings"] for n in data["nodes"]}
+    assert _files(RECORDED, INTEL) == before
+    keys = {n: Counter((f["section"], claim_key(f)) for f in findings) for n, findings in own.items()}
+    assert all(len(k) == len(own[n]) >= 35 for n, k in keys.items())  # no two findings of a machine share a key
+    rows = Counter((c["experiment"], c["id"]) for c in data["claims"])
+    assert set(rows.values()) == {1} and set(rows) == set(keys["recorded-demo"]) | set(keys["intel-vm-2026-11-25"])
+    for claim in data["claims"]:  # every machine that has the claim is in its row, once
+        key = (claim["experiment"], claim["id"])
+        assert set(claim["verdicts"]) == {n for n in data["nodes"] if key in keys[n]}
+        assert claim["nodes"] == len(claim["verdicts"])
+    assert {c["experiment"] for c in data["claims"]} == set(EXPERIMENTS)
+    both = [c for c in data["claims"] if c["nodes"] == 2]
+    assert len(both) >= 30
+    if all("id" in f for findings in own.values() for f in findings):  # findings with ids: every claim lines up
+        assert len(both) == len(data["claims"])
 
 
 @pytest.mark.benchexec

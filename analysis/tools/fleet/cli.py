@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analysis.core.paths import RESULTS
 from analysis.experiments import EXPERIMENTS
+from analysis.tools.fleet import machines
 from analysis.tools.fleet import status as fleet_status
 from analysis.tools.fleet import submit as fleet_submit
 from analysis.tools.fleet.manifest import MANIFEST, FleetError
@@ -22,6 +23,13 @@ def _positive(text):
     return int(text)
 
 
+def _given(text):
+    try:
+        return machines.given(text)
+    except FleetError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_parser(commands):
     fleet = commands.add_parser(
         "fleet", help="run an experiment on many machines through SLURM; judge its claims across them",
@@ -29,7 +37,8 @@ def add_parser(commands):
             "submit: one exclusive SLURM batch job per node (sbatch --exclusive --nodelist NODE), each running "
             "'timekit run EXPERIMENT --output FLEET/NODE/' under BenchExec, as on one machine. The fleet directory "
             "must be on a filesystem the nodes share, and the kit installed at the same path on every node. "
-            "status: per node pending, running, finished or failed. report: each node's report and the fleet's: "
+            "status: per node pending, running, finished or failed. report: each node's report and the fleet's, over "
+            "fleet folders and/or machines' sweeps recorded anywhere (see 'fleet report --help'): "
             "claims per node and across the fleet, one core ranking of all (node, core) pairs and the fleet's "
             "fastest cores, outlier nodes per measurement, nodes ranked by noise.", 78),
         epilog="examples:\n"
@@ -38,7 +47,8 @@ def add_parser(commands):
         "  timekit fleet status results/fleet/os-microbench/DATE --wait\n"
         "  timekit fleet submit os-microbench --resume                      # again only the nodes that failed\n"
         "  timekit fleet report results/fleet/*/DATE                        # fleet report over experiments\n"
-        "  timekit fleet report results/fleet/os-microbench/DATE --wait     # once every node has finished",
+        "  timekit fleet report results/fleet/os-microbench/DATE --wait     # once every node has finished\n"
+        "  timekit fleet report results/demo-DATE tests/data/machines/intel-vm-2026-11-25  # machines, no fleet.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = fleet.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -62,10 +72,30 @@ def add_parser(commands):
     status.add_argument("directory", type=Path)
     status.add_argument("--wait", action="store_true", help="return once no node is pending or running")
 
-    report = actions.add_parser("report", help="each node's report and the fleet section over one or more fleets")
-    report.add_argument("directories", nargs="+", type=Path, help="fleet directories (one experiment each)")
-    report.add_argument("--output", type=Path, help="report directory (default FIRST/fleet-report)")
-    report.add_argument("--wait", action="store_true", help="first wait until no node is pending or running (as status --wait)")
+    report = actions.add_parser(
+        "report", help="each node's report and the fleet's claims, cores and outliers across nodes",
+        description=textwrap.fill(
+            "Judges claims across machines: one row per claim (lined up by the finding's id) with each node's verdict. "
+            "Each DIR is either a fleet folder written by 'fleet submit' (fleet.json: its nodes), or ONE MACHINE's "
+            "sweeps recorded anywhere, no fleet.json needed: a sweep folder (sweep.json), or a folder whose "
+            "sub-folders are sweeps (a demo's results/demo-DATE, or a recording such as "
+            "tests/data/machines/intel-vm-2026-11-25). NAME=DIR names that machine; the same NAME on several DIRs "
+            "makes them one machine (its sweeps kept in separate folders). Unnamed, a machine is called by the host "
+            "name its sweeps recorded, or by its folder's name where two machines recorded the same host name. "
+            "A machine's report is the one in DIR/report when current, else it is made in OUTPUT/machines/NODE; "
+            "nothing is written into the folders given.", 78),
+        epilog="examples:\n"
+        "  timekit fleet report results/fleet/os-microbench/DATE            # a fleet of 'fleet submit'\n"
+        "  timekit fleet report results/demo-DATE tests/data/recorded-demo \\\n"
+        "      tests/data/machines/intel-vm-2026-11-25                       # three machines, no fleet.json\n"
+        "  timekit fleet report amd=results/time-apis/D1 amd=results/discipline/D2 intel=/mnt/intel/demo",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    report.add_argument("directories", nargs="+", type=_given, metavar="DIR",
+                        help="a fleet folder, or one machine's sweep folder or folder of sweeps ([NAME=]DIR)")
+    report.add_argument("--output", type=Path,
+                        help="report directory (default: FLEET/fleet-report for a fleet first, else results/fleet/report-DATE)")
+    report.add_argument("--wait", action="store_true",
+                        help="first wait until no node of the fleets given is pending or running (as status --wait)")
     report.add_argument("--golden", type=_positive, metavar="K",
                         help="size of the golden sample: the K fastest cores of the fleet (default: the cores of the smallest node)")
     return fleet
@@ -87,8 +117,9 @@ def run(args, node_report):
         # the report's modules (scipy, matplotlib: ~1.5 s) load while the nodes still run, not after
         loading = threading.Thread(target=importlib.import_module, args=("analysis.tools.fleet.report",), daemon=True)
         loading.start()
-        for directory in args.directories if args.wait else ():
-            fleet_status.status_command(directory, wait=True)
+        for given in args.directories if args.wait else ():
+            if machines.is_fleet(given.path):  # a machine's folder has no jobs to wait for
+                fleet_status.status_command(given.path, wait=True)
         loading.join()
         from analysis.tools.fleet import report as fleet_report
 

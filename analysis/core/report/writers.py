@@ -74,7 +74,7 @@ def _csv_value(value: Any) -> Any:
         except (ValueError, TypeError):  # arrays with more than one element
             pass
     if isinstance(value, float):
-        return repr(value)  # shortest text that reads back as the same float
+        return repr(value) if value == value else ""  # shortest text that reads back as the same float
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(jsonable(value, "sample"))
     return value
@@ -108,9 +108,10 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 def _csv_column(values: list) -> list:
-    """A column's CSV cells; floats as their shortest exact text (repr), None as ''."""
+    """A column's CSV cells; floats as their shortest exact text (repr), None and NaN (a column a
+    run's result file does not have) as ''."""
     if all(type(v) is float for v in values):
-        return list(map(repr, values))
+        return [repr(v) if v == v else "" for v in values]
     return [_csv_value(v) for v in values]
 
 

@@ -240,13 +240,11 @@ class Context:
 
 @dataclass
 class SectionResult:
-    """A section, the data for report.json, and the experiment's own per-run view (or None).
-    The report no longer writes `samples`: samples.csv holds every run of every result file,
-    built in one place (analysis.sweep.run_rows)."""
+    """A section and the data for report.json (samples.csv holds every run of every result file,
+    built in one place: analysis.sweep.run_rows)."""
 
     section: object
     data: dict
-    samples: dict = None
 
 
 def now():

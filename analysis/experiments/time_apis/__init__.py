@@ -12,7 +12,7 @@ def section(context):
 
     collected = samples.collect(context.tables, context.conditions)
     sec, data = analyse.section(collected, context.cpu_count(), context.sweep_notes())
-    return SectionResult(sec, data, collected.as_columns())
+    return SectionResult(sec, data)
 
 
 EXPERIMENT = Experiment(

@@ -71,13 +71,6 @@ class Samples:
     def select(self, mask):
         return Samples(**{name: getattr(self, name)[mask] for name in self.__dataclass_fields__})
 
-    def as_columns(self):
-        """Columns for the CSV of every sample (seconds)."""
-        columns = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        columns["observed_cpu"] = self.observed_cpu
-        columns["observed_wall"] = self.observed_wall
-        return columns
-
 
 def api_of(table):
     """The timing API of a result file: its `--timer` option, else its run-definition name."""

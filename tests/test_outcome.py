@@ -78,7 +78,7 @@ def test_timekit_run_prints_the_runs_of_a_real_sweep_and_records_its_sizes(progr
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     sweep = json.loads((out / "sweep.json").read_text())
-    runs = 3 * len(sweep["rundefinitions"])
+    runs = sweep["reps"] * sweep["reruns"] * len(sweep["rundefinitions"])  # 3 x 3 a node pair
     assert f"memory-bandwidth: {runs} of {runs} STREAM runs finished (" in done.stdout
     sizes = sweep["sizes"]
     assert sizes["tool"] == "tool_info.stream" and sizes["llc_bytes"] == int(max(sweep["machine"]["caches"].items(),

@@ -51,10 +51,11 @@ class Step:
     load_nice: int = 0  # niceness of the busy processes
     scheduling: dict = None  # with a niced competitor: its and a run's scheduling group (analysis.machine.scheduling)
     order: list = None  # run definitions in the order this invocation runs them (None: the definition's)
-    status: str = "pending"  # pending, done, failed
+    status: str = "pending"  # pending, running (started; after a crash: cut short), done, failed
     result_files: list = field(default_factory=list)
     started: str = ""
     seconds: float = 0.0
+    redone: int = 0  # times it ran again because an earlier run of it was cut short (analysis.sweep.steps_loop)
 
 
 def rotated(items, by):
@@ -190,10 +191,47 @@ class Sweep:
 
 
 def save_manifest(record, path):
-    """Write a dataclass with steps as JSON, atomically: an interrupt never leaves half a manifest."""
-    tmp = Path(path).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(record), indent=2))
-    os.replace(tmp, path)
+    """Write a dataclass with steps as JSON, atomically."""
+    write_atomically(path, json.dumps(asdict(record), indent=2))
+
+
+def write_atomically(path, text):
+    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path` and fsync
+    the directory: a kill or a crash at any moment leaves the old file or the new one, never half
+    of one. A full disk raises OSError and leaves the old file as it was."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            data = text.encode()
+            f.buffer.write(data[: len(data) // 2])
+            _fault_point()
+            f.buffer.write(data[len(data) // 2:])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+_writes = 0
+
+
+def _fault_point():
+    """Fault injection for the crash tests: with TIMEKIT_KILL_IN_WRITE=N the process SIGKILLs
+    itself halfway through its Nth atomic write, a moment no outside timer can hit."""
+    global _writes
+    wanted = os.environ.get("TIMEKIT_KILL_IN_WRITE")
+    if wanted:
+        _writes += 1
+        if _writes == int(wanted):
+            os.kill(os.getpid(), 9)
 
 
 def load_manifest(cls, path, error, why):
@@ -233,6 +271,10 @@ class Context:
             notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
                          f"benchexec invocations ({conditions}); run definitions run one after another inside each "
                          f"invocation. Build: {s.build.replace(chr(10), '; ')}.")
+            redone = sum(step.redone for step in s.steps)
+            if redone:
+                notes.append(f"{redone} of its invocations ran again after being cut short (a kill or a crash); "
+                             "what they had written is kept under incomplete/ and not counted.")
             for rundefinition, why in s.skipped.items():
                 notes.append(f"Run definition {rundefinition} was skipped: {why}.")
         return notes

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from analysis.core.paths import RESULTS
-from analysis.sweep import runner
-from analysis.sweep.model import now
+from analysis.sweep import runner, steps_loop
+from analysis.sweep.model import now, write_atomically
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import definition, output, report, spec
 
@@ -125,7 +125,11 @@ def run(args, ab):
 
     if args.resume:
         outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
-        record = json.loads((outdir / MANIFEST).read_text())
+        steps_loop.hold(outdir)
+        try:
+            record = json.loads((outdir / MANIFEST).read_text())
+        except (OSError, ValueError) as e:
+            raise ab.ABError(f"{outdir / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
     else:
         ab.reruns_to_start(args)
         commands = commands_given(args)
@@ -135,8 +139,8 @@ def run(args, ab):
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
                   "command_line": commands_cli.command_line(), "created": now()}
-        outdir.mkdir(parents=True, exist_ok=True)
-        (outdir / MANIFEST).write_text(json.dumps(record, indent=2))
+        steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
+        write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
     options = spec.Options(**record["options"])
     runner.build_programs()  # programs/bin/cmdrun
     wall, cpu = figures_mod.time_columns(options)

@@ -107,6 +107,8 @@ def run_pending(record, directory, where, invoke, error, after=None, out=sys.std
     directory = Path(directory)
     with locked(directory), signals_interrupt():
         wait_for_strays(directory, error)
+        for stale in directory.glob("*.json.*.tmp"):  # half a manifest of a kit killed while writing it
+            stale.unlink(missing_ok=True)
         before = redone(record)
         reopen(record, where)
         _save(record, directory, error)

@@ -138,6 +138,7 @@ def run(args, ab):
         if (outdir / MANIFEST).exists():
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
+                  "plan": _plan(args, ab),
                   "command_line": commands_cli.command_line(), "created": now()}
         steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
         write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
@@ -152,8 +153,9 @@ def run(args, ab):
             run = ab.ABRun.load(directory)
         else:
             base, new = _write_sides(pair, options, directory, record["command_line"])
-            run = ab.start(base, new, directory, ab.reruns_to_start(args), args.seed, args.until, args.max_reruns,
-                           args.load, not args.no_container)
+            plan = record.get("plan") or _plan(args, ab)  # the plan as given, also for a pair a kill kept from starting
+            run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
+                           plan["load"], plan["container"])
         ab.make_sequential(run, directory, args)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
               file=sys.stderr, flush=True)
@@ -175,6 +177,12 @@ def run(args, ab):
         print(f"{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared))
         return compare_mod.NOTHING_COMPARED
     return 0
+
+
+def _plan(args, ab):
+    """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
+    return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
+            "load": args.load, "container": not args.no_container}
 
 
 def _side_commands(pair, side):

@@ -139,8 +139,30 @@ class Experiment:
         return reps * (len(tasksets) or len(self.inputs)) * len(rundefinitions)
 
 
+class StepsRecord:
+    """A manifest whose dataclass has `steps`, kept as DIR/<file> (sweep.json, ab.json, bench.json):
+    saved atomically by the step loop after every change, loaded by a resume. A subclass names
+    its file, its one-line error class and what it is."""
+
+    file, error, kind = MANIFEST, SweepError, "sweep"
+
+    def save(self, directory):
+        write_atomically(Path(directory) / self.file, json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, directory):
+        path = Path(directory) / cls.file
+        try:
+            data = json.loads(path.read_text())
+            data["steps"] = [Step(**s) for s in data["steps"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise cls.error(f"{path}: not a readable {cls.kind} manifest ({e}); start anew without --resume") from None
+
+
+
 @dataclass
-class Sweep:
+class Sweep(StepsRecord):
     experiment: str
     preset: str
     reps: int
@@ -181,18 +203,6 @@ class Sweep:
             steps=steps,
         )
 
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, SweepError,
-                             "not a readable sweep manifest ({}); start a new sweep without --resume")
-
-
-def save_manifest(record, path):
-    """Write a dataclass with steps as JSON, atomically."""
-    write_atomically(path, json.dumps(asdict(record), indent=2))
 
 
 def write_atomically(path, text):
@@ -232,16 +242,6 @@ def _fault_point():
         _writes += 1
         if _writes == int(wanted):
             os.kill(os.getpid(), 9)
-
-
-def load_manifest(cls, path, error, why):
-    """A dataclass with steps from its JSON manifest; `error(f"{path}: {why}")` when unreadable."""
-    try:
-        data = json.loads(Path(path).read_text())
-        data["steps"] = [Step(**s) for s in data["steps"]]
-        return cls(**data)
-    except (OSError, ValueError, TypeError, KeyError) as e:
-        raise error(f"{path}: {why.format(e)}") from None
 
 
 @dataclass

@@ -31,7 +31,7 @@ from analysis.core.errors import UserError
 from analysis.core.paths import RESULTS
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
-from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
+from analysis.sweep.model import Experiment, Step, StepsRecord, now
 from analysis.tools.plan.args import duration
 from analysis.tools.commands import cli as commands_cli
 
@@ -44,8 +44,10 @@ class ABError(UserError):
 
 
 @dataclass
-class ABRun:
+class ABRun(StepsRecord):
     """What ab.json records: the two definitions, the plan, every invocation and how it ended."""
+
+    file, error, kind = MANIFEST, ABError, "A/B"
 
     base: str                  # the original definitions (their copies are in DIR/base, DIR/new)
     new: str
@@ -64,14 +66,6 @@ class ABRun:
     skipped: dict = field(default_factory=dict)
     until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
     budget: float = None         # seconds for all invocations, or None
-
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, ABError,
-                             "not a readable A/B manifest ({}); start anew without --resume")
 
     def plan(self, rerun):
         """The two invocations of one rerun, in the order a seeded shuffle gives it."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from analysis.core.errors import UserError
 from analysis.machine import environment
 from analysis.sweep import lint, runner, steps_loop
-from analysis.sweep.model import Experiment, Step, load_manifest, now, rotated, save_manifest
+from analysis.sweep.model import Experiment, Step, StepsRecord, now, rotated
 from analysis.tools.commands import definition
 
 MANIFEST = "bench.json"
@@ -28,8 +28,10 @@ class BenchError(UserError):
 
 
 @dataclass
-class BenchRun:
+class BenchRun(StepsRecord):
     """What bench.json records: the commands, the options, every invocation and how it ended."""
+
+    file, error, kind = MANIFEST, BenchError, "bench"
 
     commands: list             # [{"text", "template", "assignment", "prepare", "name"}] (spec.Command)
     options: dict              # spec.Options
@@ -45,14 +47,6 @@ class BenchRun:
     @property
     def rundefinitions(self):
         return [c["name"] for c in self.commands]
-
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, BenchError,
-                             "not a readable bench manifest ({}); start anew without --resume")
 
 
 def experiment(outdir, names):

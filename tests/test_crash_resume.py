@@ -130,3 +130,25 @@ def test_the_lock_is_one_line_and_reentrant(scratch):
         pass
     steps_loop.hold(scratch)  # free again once released
     steps_loop.release(scratch)
+
+
+def test_a_sweep_killed_inside_an_invocation_resumes_and_its_report_says_so(programs, scratch):
+    output = scratch / "sweep"
+    sweep = ["run", "memory-bandwidth", "--reps", "2", "--reruns", "2"]
+    with open(scratch / "run.log", "ab") as log:
+        kit = crash_resume.start(sweep, output, log)
+        assert crash_resume.wait_until(kit, lambda: any(s["status"] == "running" and s["rerun"] == 2
+                                                        for _, s in crash_resume.steps(output)), 240)
+        time.sleep(0.5)
+        kit.kill()
+        kit.wait()
+        assert crash_resume.gone_within(output) is not None, crash_resume.strays(output)
+        resumed = crash_resume.start(crash_resume.command(sweep, output), output, log).wait()
+    assert resumed == 0, (scratch / "run.log").read_text()[-2000:]
+    steps = [s for _, s in crash_resume.steps(output)]
+    assert [(s["name"], s["status"], s["redone"]) for s in steps] == [("load0-rerun1", "done", 0), ("load0-rerun2", "done", 1)]
+    assert sorted(p.name for p in output.glob("*.results.*.xml.bz2")) == sorted(f for s in steps for f in s["result_files"])
+    assert list(output.glob("incomplete/load0-rerun2.*/benchexec.load0-rerun2.log"))
+    report = json.loads((output / "report" / "report.json").read_text())
+    assert report["data"]["sweeps"][0]["redone"] == 1
+    assert "1 invocation(s) ran again after being cut short" in (output / "report" / "report.html").read_text()

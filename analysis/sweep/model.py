@@ -271,10 +271,6 @@ class Context:
             notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
                          f"benchexec invocations ({conditions}); run definitions run one after another inside each "
                          f"invocation. Build: {s.build.replace(chr(10), '; ')}.")
-            redone = sum(step.redone for step in s.steps)
-            if redone:
-                notes.append(f"{redone} of its invocations ran again after being cut short (a kill or a crash); "
-                             "what they had written is kept under incomplete/ and not counted.")
             for rundefinition, why in s.skipped.items():
                 notes.append(f"Run definition {rundefinition} was skipped: {why}.")
         return notes

@@ -103,18 +103,26 @@ def main(argv):
         kill_below(me)
         os._exit(128 + signal.SIGKILL)
 
+    child = 0
+
+    def stop_child(signum, frame):
+        if child:
+            os.kill(child, signal.SIGTERM)
+        else:
+            os._exit(128 + signum)
+
     signal.signal(signal.SIGHUP, kit_died)
+    signal.signal(signal.SIGTERM, stop_child)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the kit, which stops benchexec by SIGTERM
     die_with_kit(kit, signal.SIGHUP)
     child = os.fork()
     if child == 0:
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_DFL)
         try:
             os.execvp(command[0], command)
         finally:
             os._exit(127)
-    signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(child, signal.SIGTERM))
     while True:
         pid, status = os.waitpid(-1, 0)
         if pid == child:

@@ -76,15 +76,18 @@ class BackgroundLoad:
 def _kill_group(process, grace=0.0):
     """Kill a process started in a process group of its own (os.setpgrp) and everything in its group.
 
-    With a grace period, only the group's leader gets SIGTERM first: benchexec then stops its runs
-    and writes its results itself. Signalling the whole group would also kill the process that
-    holds its tool-info module, and benchexec would then wait for it forever before exiting."""
-    if process.poll() is None and grace:
-        try:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=grace)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
+    With a grace period, only the group's leader gets SIGTERM first: benchexec (through its guard)
+    then stops its runs and writes its results itself. Signalling the whole group would also kill
+    the process that holds its tool-info module, and benchexec would then wait for it forever
+    before exiting. Still there after it, the leader gets SIGHUP: a guard then kills what is below
+    it in other groups too (benchexec's runs), a busy process just ends."""
+    for signum, seconds in ((signal.SIGTERM, grace), (signal.SIGHUP, 5 if grace else 0)):
+        if process.poll() is None and seconds:
+            try:
+                process.send_signal(signum)
+                process.wait(timeout=seconds)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -22,6 +22,7 @@ The test suite runs a short version (tests/test_crash_resume.py).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -200,36 +201,40 @@ def scenario(name, base, workdir, kills, rng, out):
         figures["seconds with kills"] = round(time.monotonic() - began, 1)
         figures["seconds uninterrupted"] = round(reference_seconds, 1)
     check(not strays(output), f"{name}: processes left after the end: {strays(output)}")
-    figures["runs"] = verify(output, reference)
-    figures["redone"] = sum(s.get("redone", 0) for _, s in steps(output))
-    figures["incomplete"] = len(list(output.rglob(f"{steps_loop.INCOMPLETE}/*")))
+    finished = [output] + sorted(workdir.glob(f"{name}-finished-*"))  # each a run the kills went through
+    figures["runs per run"] = [verify(directory, reference) for directory in finished]
+    figures["redone"] = sum(s.get("redone", 0) for d in finished for _, s in steps(d))
+    figures["incomplete"] = sum(len(list(d.rglob(f"{steps_loop.INCOMPLETE}/*"))) for d in finished)
     return figures
 
 
 def disk_full(base, name, workdir, out):
-    """A small tmpfs as results directory: one line and exit 2 when full, resume once freed."""
+    """A small tmpfs as results directory, filled up once the first invocation is done: one line
+    and exit 2; once the filler is gone, --resume runs to the end."""
     mount = workdir / f"{name}-tmpfs"
     mount.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], check=True)
     try:
-        output = mount / "out"
-        filler = mount / "filler"
-        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k", "count=1000"], stderr=subprocess.DEVNULL)
-        filler.write_bytes(b"")  # empty: fill again below to leave only a little room
-        free = shutil.disk_usage(mount).free
-        with open(filler, "wb") as f:
-            f.write(b"\0" * (free - 96 * 1024))
-        with open(workdir / f"{name}-full.log", "wb") as log:
-            code = start(list(base), output, log).wait()
-        text = (workdir / f"{name}-full.log").read_text()
+        output, filler, log_path = mount / "out", mount / "filler", workdir / f"{name}-full.log"
+        with open(log_path, "wb") as log:
+            kit = start(list(base), output, log)
+            wait_until(kit, lambda: any(s["status"] == "done" for _, s in steps(output)), 180)
+            with open(filler, "wb") as f:  # every byte that is left
+                with contextlib.suppress(OSError):
+                    while True:
+                        f.write(b"\0" * 65536)
+                        f.flush()
+            code = kit.wait(timeout=300)
+        text = log_path.read_text()
         errors = [line for line in text.splitlines() if line.startswith("timekit: error")]
-        check(code == 2, f"{name}: on a full disk the kit exited {code}, not 2; see {name}-full.log")
+        check(code == 2, f"{name}: on a full disk the kit exited {code}, not 2; see {log_path}")
         check("Traceback" not in text and len(errors) == 1 and ("full" in errors[0] or "No space left" in errors[0]),
               f"{name}: on a full disk not one line: {errors or text[-300:]}")
+        check(gone_within(output) is not None, f"{name}: left running on a full disk: {strays(output)}")
         filler.unlink()
-        with open(workdir / f"{name}-full.log", "ab") as log:
+        with open(log_path, "ab") as log:
             code = start(command(base, output), output, log).wait()
-        check(code in (0, 1), f"{name}: the resume after freeing space exited {code}; see {name}-full.log")
+        check(code in (0, 1), f"{name}: the resume after freeing space exited {code}; see {log_path}")
         for _, step in steps(output):
             check(step["status"] == "done", f"{name}: step {step['name']} is {step['status']} after the resume")
         print(f"{name}: full disk: {errors[0]}", file=out, flush=True)

@@ -12,9 +12,9 @@ the same definition with another tool version, option or input file under the sa
 compare lines runs up by them. Each side gets its own directory (DIR/base, DIR/new) with a copy
 of its definition (relative paths made absolute), BenchExec's result files and logs. The
 manifest DIR/ab.json is kept by analysis.sweep.steps_loop (lock, atomic writes, a step cut short
-by any kill runs again on `--resume`); every finished invocation stays. With `--until PCT`, pairs of invocations are added after
-the first M reruns until the 95 % CI of every row's ratio has a half-width below PCT percent or
---max-reruns is reached.
+by any kill runs again on `--resume`); every finished invocation stays. With `--until PCT`, pairs
+of invocations are added after the first M reruns until the 95 % CI of every row's ratio has a
+half-width below PCT percent or --max-reruns is reached.
 """
 
 import argparse

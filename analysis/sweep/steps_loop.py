@@ -136,13 +136,14 @@ def redone(record):
 
 
 def reopen(record, where):
-    """Steps a crash or an error cut short (running, failed) become pending again; their files go
-    to incomplete/ and count as redone. Pending steps with files (written by an older kit) too."""
+    """Steps a crash or an error cut short (running, failed) become pending again and count as
+    redone; their files go to incomplete/ (those of pending steps too: written by an older kit)."""
     for step in record.steps:
         if step.status == "done":
             continue
         folder, stem = where(step)
-        if set_aside(folder, stem, step.name) and step.status in ("running", "failed"):
+        set_aside(folder, stem, step.name)
+        if step.status in ("running", "failed"):  # by status: a kill may already have moved its files
             step.redone += 1
         step.status, step.result_files = "pending", []
 

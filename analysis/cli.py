@@ -172,7 +172,7 @@ def _latest_sweep(experiment):
 
 
 def cmd_run(args):
-    from analysis.sweep import runner
+    from analysis.sweep import runner, steps_loop
 
     experiment = EXPERIMENTS[args.experiment]
     preset = _preset(experiment, args)
@@ -183,7 +183,10 @@ def cmd_run(args):
     if args.until_decided and args.budget is None:
         raise SweepError("--until-decided needs --budget (e.g. --budget 15m): the looks' alpha spending is fixed by it")
     system.ensure_packages()
+    if args.resume:
+        steps_loop.hold(outdir)
     runner.run_sweep(experiment, args.preset, preset, outdir, resume=args.resume, container=not args.no_container)
+    steps_loop.hold(outdir)  # one timekit per directory, through the looks and the report
     from analysis import pipeline  # scipy, matplotlib: imported once the sweep is done
 
     if args.until_decided:
@@ -284,6 +287,10 @@ def main(argv=None):
     except (KeyboardInterrupt, Interrupted):
         print("timekit: interrupted; finished runs are kept, continue with: timekit run EXPERIMENT --resume", file=sys.stderr)
         return 130
+    finally:
+        from analysis.sweep import steps_loop
+
+        steps_loop.release_all()
 
 
 if __name__ == "__main__":

@@ -152,6 +152,10 @@ def build_report(paths, table_pages=None, notes=None):
         price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
+        redone = sum(step.redone for _, s in own_sweeps for step in s.steps)
+        if redone:  # analysis.sweep.steps_loop: a kill or a crash cut them short, a resume ran them again
+            section.warnings.append(f"{redone} invocation(s) ran again after being cut short (a kill or a crash); "
+                                    "what they had written is under incomplete/ and not counted.")
         pages = (table_pages or {}).get(name, [])
         if pages:
             section.tables.append(Table(
@@ -174,7 +178,8 @@ def build_report(paths, table_pages=None, notes=None):
     report.data["sources"] = [str(t.path) for t in sources]
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build,
-                              **({"sequential": s.sequential} if s.sequential else {})}
+                              **({"sequential": s.sequential} if s.sequential else {}),
+                              **({"redone": n} if (n := sum(step.redone for step in s.steps)) else {})}
                              for d, s in sweeps]
     return report
 

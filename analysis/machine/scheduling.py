@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from analysis.machine import guard
+
 AUTOGROUP_SWITCH = Path("/proc/sys/kernel/sched_autogroup_enabled")
 _BEGIN, _AUTOGROUP, _END = "timekit-probe-begin", "timekit-probe-autogroup", "timekit-probe-end"
 
@@ -68,7 +70,7 @@ def of_a_run(directory, container=True):
     command = [sys.executable, "-m", "benchexec.runexecutor", "--output", str(output)]
     command += [] if container else ["--no-container"]
     try:
-        subprocess.run(command + ["--", "/bin/sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        subprocess.run(guard.wrap(command + ["--", "/bin/sh", "-c", script]), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=60, check=False)
         text = output.read_text()
     except (OSError, subprocess.TimeoutExpired):

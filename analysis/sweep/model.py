@@ -51,10 +51,11 @@ class Step:
     load_nice: int = 0  # niceness of the busy processes
     scheduling: dict = None  # with a niced competitor: its and a run's scheduling group (analysis.machine.scheduling)
     order: list = None  # run definitions in the order this invocation runs them (None: the definition's)
-    status: str = "pending"  # pending, done, failed
+    status: str = "pending"  # pending, running (started; after a crash: cut short), done, failed
     result_files: list = field(default_factory=list)
     started: str = ""
     seconds: float = 0.0
+    redone: int = 0  # times it ran again because an earlier run of it was cut short (analysis.sweep.steps_loop)
 
 
 def rotated(items, by):
@@ -138,8 +139,30 @@ class Experiment:
         return reps * (len(tasksets) or len(self.inputs)) * len(rundefinitions)
 
 
+class StepsRecord:
+    """A manifest whose dataclass has `steps`, kept as DIR/<file> (sweep.json, ab.json, bench.json):
+    saved atomically by the step loop after every change, loaded by a resume. A subclass names
+    its file, its one-line error class and what it is."""
+
+    file, error, kind = MANIFEST, SweepError, "sweep"
+
+    def save(self, directory):
+        write_atomically(Path(directory) / self.file, json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, directory):
+        path = Path(directory) / cls.file
+        try:
+            data = json.loads(path.read_text())
+            data["steps"] = [Step(**s) for s in data["steps"]]
+            return cls(**data)
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise cls.error(f"{path}: not a readable {cls.kind} manifest ({e}); start anew without --resume") from None
+
+
+
 @dataclass
-class Sweep:
+class Sweep(StepsRecord):
     experiment: str
     preset: str
     reps: int
@@ -180,30 +203,45 @@ class Sweep:
             steps=steps,
         )
 
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, SweepError,
-                             "not a readable sweep manifest ({}); start a new sweep without --resume")
 
 
-def save_manifest(record, path):
-    """Write a dataclass with steps as JSON, atomically: an interrupt never leaves half a manifest."""
-    tmp = Path(path).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(record), indent=2))
-    os.replace(tmp, path)
-
-
-def load_manifest(cls, path, error, why):
-    """A dataclass with steps from its JSON manifest; `error(f"{path}: {why}")` when unreadable."""
+def write_atomically(path, text):
+    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path` and fsync
+    the directory: a kill or a crash at any moment leaves the old file or the new one, never half
+    of one. A full disk raises OSError and leaves the old file as it was."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        data = json.loads(Path(path).read_text())
-        data["steps"] = [Step(**s) for s in data["steps"]]
-        return cls(**data)
-    except (OSError, ValueError, TypeError, KeyError) as e:
-        raise error(f"{path}: {why.format(e)}") from None
+        with open(tmp, "w") as f:
+            data = text.encode()
+            f.buffer.write(data[: len(data) // 2])
+            _fault_point()
+            f.buffer.write(data[len(data) // 2:])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+_writes = 0
+
+
+def _fault_point():
+    """Fault injection for the crash tests: with TIMEKIT_KILL_IN_WRITE=N the process SIGKILLs
+    itself halfway through its Nth atomic write, a moment no outside timer can hit."""
+    global _writes
+    wanted = os.environ.get("TIMEKIT_KILL_IN_WRITE")
+    if wanted:
+        _writes += 1
+        if _writes == int(wanted):
+            os.kill(os.getpid(), 9)
 
 
 @dataclass

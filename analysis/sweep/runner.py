@@ -3,10 +3,9 @@ The experiment runner: conditions BenchExec cannot express, around plain benchex
 
 A sweep is a list of steps, one benchexec invocation each (a background-load level and a rerun).
 For each step the runner starts K busy processes outside BenchExec's cgroups, runs benchexec
-with a distinct `--name`, and stops the load again. The sweep's manifest (`sweep.json`) is
-rewritten after every step, so an interrupted sweep keeps every finished step and
-`--resume` continues from the first unfinished one. On any exit (Ctrl+C, SIGTERM, an error,
-benchexec failing) every process the runner started is killed.
+with a distinct `--name`, and stops the load again. The steps run in analysis.sweep.steps_loop
+(lock, atomic manifest `sweep.json`, resume after a crash, signals); every process the runner
+starts ends when it ends, however it ends (analysis.machine.guard).
 """
 
 import contextlib
@@ -26,7 +25,8 @@ from lxml import etree
 from analysis.machine import environment
 from analysis.machine import facts as machine_facts
 from analysis.machine import scheduling
-from analysis.sweep import lint, memory
+from analysis.machine import guard
+from analysis.sweep import lint, memory, steps_loop
 from analysis.core.paths import PROGRAMS, REPO
 from analysis.core.tasks import write_repetitions
 from analysis.sweep.model import MANIFEST, Interrupted, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST, Interrupted: the runner's API)
@@ -58,8 +58,9 @@ class BackgroundLoad:
         return self
 
     def _place(self):
-        """In the child before exec: its own process group, pinned and niced, so it never runs anywhere else."""
-        os.setpgrp()
+        """In the child before exec: its own process group, pinned and niced, so it never runs
+        anywhere else; killed when the kit dies."""
+        guard.in_own_group_dying_with_kit()
         if self.cpus is not None:
             os.sched_setaffinity(0, self.cpus)
         if self.nice:
@@ -75,24 +76,23 @@ class BackgroundLoad:
 def _kill_group(process, grace=0.0):
     """Kill a process started in a process group of its own (os.setpgrp) and everything in its group.
 
-    With a grace period, only the group's leader gets SIGTERM first: benchexec then stops its runs
-    and writes its results itself. Signalling the whole group would also kill the process that
-    holds its tool-info module, and benchexec would then wait for it forever before exiting."""
-    if process.poll() is None and grace:
-        try:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=grace)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
+    With a grace period, only the group's leader gets SIGTERM first: benchexec (through its guard)
+    then stops its runs and writes its results itself. Signalling the whole group would also kill
+    the process that holds its tool-info module, and benchexec would then wait for it forever
+    before exiting. Still there after it, the leader gets SIGHUP: a guard then kills what is below
+    it in other groups too (benchexec's runs), a busy process just ends."""
+    for signum, seconds in ((signal.SIGTERM, grace), (signal.SIGHUP, 5 if grace else 0)):
+        if process.poll() is None and seconds:
+            try:
+                process.send_signal(signum)
+                process.wait(timeout=seconds)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     process.wait()
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted(signal.Signals(signum).name)
 
 
 class Progress:
@@ -147,7 +147,8 @@ def run_step(experiment, sweep, step, outdir, progress):
     benchexec writes straight into the step's log file, which is followed for progress: a pipe
     would keep the runner waiting on whatever process still holds it open (BenchExec's tool-info
     container worker can outlive benchexec), a file does not. Once benchexec exits, its process
-    group, stragglers included, is killed.
+    group, stragglers included, is killed; benchexec runs under analysis.machine.guard, which kills
+    its whole tree should the kit die.
     """
     log_path = Path(outdir) / f"benchexec.{step.name}.log"
     command = benchexec_command(experiment, sweep, step, outdir)
@@ -159,7 +160,7 @@ def run_step(experiment, sweep, step, outdir, progress):
         log.write(f"# {' '.join(command)}\n")
         log.flush()
         # in the runner's session, as the competitor (see BackgroundLoad), in a process group of its own
-        process = subprocess.Popen(command, cwd=REPO, preexec_fn=os.setpgrp, stdin=subprocess.DEVNULL,
+        process = subprocess.Popen(guard.wrap(command), cwd=REPO, preexec_fn=os.setpgrp, stdin=subprocess.DEVNULL,
                                    stdout=log, stderr=subprocess.STDOUT)
         try:
             _follow(process, log_path, lambda: progress.run_finished(label))
@@ -215,16 +216,6 @@ def result_files_of(outdir, experiment, sweep, step):
         if found:
             files[rundef] = [f.name for f in found]
     return files
-
-
-def set_aside_partial(outdir, experiment, step):
-    """Move the partial output of an unfinished step away, so a resumed sweep has no duplicates."""
-    partial = sorted(Path(outdir).glob(f"{experiment.benchmark.stem}.{step.name}.*"))
-    if partial:
-        target = Path(outdir) / "interrupted" / now().replace(":", "-")
-        target.mkdir(parents=True, exist_ok=True)
-        for path in partial:
-            shutil.move(str(path), target / path.name)
 
 
 def build_programs(directory=PROGRAMS):
@@ -300,6 +291,11 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
     """Run (or resume) a sweep into `outdir`; returns the Sweep with every step's result files."""
     outdir = Path(outdir)
     lint.require_valid([experiment.benchmark, experiment.table])  # before anything is written
+    with steps_loop.locked(outdir):  # before anything is read: another timekit may be writing it
+        return _run_sweep(experiment, preset_name, preset, outdir, resume, container, out)
+
+
+def _run_sweep(experiment, preset_name, preset, outdir, resume, container, out):
     if resume:
         sweep = Sweep.load(outdir)
         if sweep.experiment != experiment.name:
@@ -327,18 +323,13 @@ def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, containe
     for line in memory.describe(sweep.sizes):
         print(f"{experiment.name}: {line}", file=out, flush=True)
 
-    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for step in pending:
-            set_aside_partial(outdir, experiment, step)
-            if step.order:
-                order_rundefinitions(outdir / experiment.benchmark.name, step.order)
-            code = execute(experiment, sweep, step, outdir, progress)
-            sweep.save(outdir)
-            if step.status == "failed":
-                raise SweepError(f"benchexec failed in step {step.name} (exit code {code}); "
-                                 f"see {outdir / ('benchexec.' + step.name + '.log')}")
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    def where(step):
+        return outdir, experiment.benchmark.stem
+
+    def invoke(step):
+        if step.order:
+            order_rundefinitions(outdir / experiment.benchmark.name, step.order)
+        return execute(experiment, sweep, step, outdir, progress)
+
+    steps_loop.run_pending(sweep, outdir, where, invoke, SweepError, out=out)
     return sweep

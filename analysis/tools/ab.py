@@ -11,17 +11,15 @@ BASE and NEW are benchmark definitions whose run definitions and tasks have the 
 the same definition with another tool version, option or input file under the same task name):
 compare lines runs up by them. Each side gets its own directory (DIR/base, DIR/new) with a copy
 of its definition (relative paths made absolute), BenchExec's result files and logs. The
-manifest DIR/ab.json is rewritten after every invocation; SIGINT/SIGTERM stops the running
-invocation (BenchExec keeps what finished), every finished invocation stays, and `--resume`
-continues with the first unfinished one. With `--until PCT`, pairs of invocations are added after
-the first M reruns until the 95 % CI of every row's ratio has a half-width below PCT percent or
---max-reruns is reached.
+manifest DIR/ab.json is kept by analysis.sweep.steps_loop (lock, atomic writes, a step cut short
+by any kill runs again on `--resume`); every finished invocation stays. With `--until PCT`, pairs
+of invocations are added after the first M reruns until the 95 % CI of every row's ratio has a
+half-width below PCT percent or --max-reruns is reached.
 """
 
 import argparse
 import datetime
 import json
-import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +29,9 @@ from lxml import etree
 
 from analysis.core.errors import UserError
 from analysis.core.paths import RESULTS
-from analysis.sweep import lint, runner
+from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
-from analysis.sweep.model import Experiment, Step, load_manifest, now, save_manifest
+from analysis.sweep.model import Experiment, Step, StepsRecord, now
 from analysis.tools.plan.args import duration
 from analysis.tools.commands import cli as commands_cli
 
@@ -46,8 +44,10 @@ class ABError(UserError):
 
 
 @dataclass
-class ABRun:
+class ABRun(StepsRecord):
     """What ab.json records: the two definitions, the plan, every invocation and how it ended."""
+
+    file, error, kind = MANIFEST, ABError, "A/B"
 
     base: str                  # the original definitions (their copies are in DIR/base, DIR/new)
     new: str
@@ -66,14 +66,6 @@ class ABRun:
     skipped: dict = field(default_factory=dict)
     until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
     budget: float = None         # seconds for all invocations, or None
-
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, ABError,
-                             "not a readable A/B manifest ({}); start anew without --resume")
 
     def plan(self, rerun):
         """The two invocations of one rerun, in the order a seeded shuffle gives it."""
@@ -128,29 +120,22 @@ class _Count:
         self.runs += 1
 
 
-def _interrupt(signum, frame):
-    raise runner.Interrupted(signal.Signals(signum).name)
-
-
 def run_pending(run, outdir, out=sys.stderr):
-    """Run every unfinished invocation in order, saving the manifest after each."""
-    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for step in [s for s in run.steps if s.status != "done"]:
-            directory, experiment = Path(outdir) / step.condition, side(run, step.condition, outdir)
-            runner.set_aside_partial(directory, experiment, step)
-            count = _Count()
-            code = runner.execute(experiment, run, step, directory, count)
-            run.save(outdir)
-            done = sum(s.status == "done" for s in run.steps)
-            print(f"  {step.condition} rerun {step.rerun}: {count.runs} runs in {step.seconds:.1f} s "
-                  f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
-            if step.status == "failed":
-                raise ABError(f"benchexec failed in {step.name} (exit code {code}); see "
-                              f"{directory / ('benchexec.' + step.name + '.log')}")
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    """Run every unfinished invocation in order (analysis.sweep.steps_loop), a line after each."""
+    def where(step):
+        return Path(outdir) / step.condition, Path(getattr(run, step.condition)).stem
+
+    def invoke(step):
+        count = step_counts[step.name] = _Count()
+        return runner.execute(side(run, step.condition, outdir), run, step, Path(outdir) / step.condition, count)
+
+    def after(step):
+        done = sum(s.status == "done" for s in run.steps)
+        print(f"  {step.condition} rerun {step.rerun}: {step_counts[step.name].runs} runs in {step.seconds:.1f} s "
+              f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
+
+    step_counts = {}
+    steps_loop.run_pending(run, outdir, where, invoke, ABError, after, out)
 
 
 def half_width(rows):
@@ -224,6 +209,8 @@ def summary(run):
         orders.setdefault(step.rerun, []).append(step.condition[0].upper())
     text = (f"A/B: {run.reruns} reruns per side, base and new alternating in a seeded random order per rerun "
             f"(seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(orders.items()))})")
+    redone = steps_loop.redone(run)
+    text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
     return text + (f"; {run.stopped}" if run.stopped else "")
 
 
@@ -288,6 +275,7 @@ def run(args):
         return ab_input.run(args, sys.modules[__name__])
     if args.resume:
         outdir = args.output or _latest()
+        steps_loop.hold(outdir)
         ab = ABRun.load(outdir)
     else:
         if args.base is None or args.new is None:
@@ -296,6 +284,7 @@ def run(args):
         outdir = args.output or RESULTS / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
         ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
+    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
     make_sequential(ab, outdir, args)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from analysis.core.paths import RESULTS
-from analysis.sweep import runner
-from analysis.sweep.model import now
+from analysis.sweep import runner, steps_loop
+from analysis.sweep.model import now, write_atomically
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import definition, output, report, spec
 
@@ -125,7 +125,11 @@ def run(args, ab):
 
     if args.resume:
         outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
-        record = json.loads((outdir / MANIFEST).read_text())
+        steps_loop.hold(outdir)
+        try:
+            record = json.loads((outdir / MANIFEST).read_text())
+        except (OSError, ValueError) as e:
+            raise ab.ABError(f"{outdir / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
     else:
         ab.reruns_to_start(args)
         commands = commands_given(args)
@@ -134,9 +138,10 @@ def run(args, ab):
         if (outdir / MANIFEST).exists():
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
+                  "plan": _plan(args, ab),
                   "command_line": commands_cli.command_line(), "created": now()}
-        outdir.mkdir(parents=True, exist_ok=True)
-        (outdir / MANIFEST).write_text(json.dumps(record, indent=2))
+        steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
+        write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
     options = spec.Options(**record["options"])
     runner.build_programs()  # programs/bin/cmdrun
     wall, cpu = figures_mod.time_columns(options)
@@ -148,8 +153,9 @@ def run(args, ab):
             run = ab.ABRun.load(directory)
         else:
             base, new = _write_sides(pair, options, directory, record["command_line"])
-            run = ab.start(base, new, directory, ab.reruns_to_start(args), args.seed, args.until, args.max_reruns,
-                           args.load, not args.no_container)
+            plan = record.get("plan") or _plan(args, ab)  # the plan as given, also for a pair a kill kept from starting
+            run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
+                           plan["load"], plan["container"])
         ab.make_sequential(run, directory, args)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
               file=sys.stderr, flush=True)
@@ -171,6 +177,12 @@ def run(args, ab):
         print(f"{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared))
         return compare_mod.NOTHING_COMPARED
     return 0
+
+
+def _plan(args, ab):
+    """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
+    return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
+            "load": args.load, "container": not args.no_container}
 
 
 def _side_commands(pair, side):

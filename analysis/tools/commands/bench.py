@@ -3,21 +3,20 @@
 
 Every invocation (a rerun) runs every command, one run definition after another, in an order
 rotated per rerun, so that each command runs early and late and a slow stretch of the machine is
-not taken for a difference between commands. The manifest DIR/bench.json is rewritten after every
-invocation; SIGINT/SIGTERM stops the running one (BenchExec keeps what finished) and `--resume`
-continues with the first unfinished invocation. DIR is an ordinary result directory: `timekit
+not taken for a difference between commands. The manifest DIR/bench.json is kept by
+analysis.sweep.steps_loop (lock, atomic writes, a step cut short by any kill runs again on
+`--resume`). DIR is an ordinary result directory: `timekit
 compare`, `timekit report` and table-generator read it, `benchexec DIR/bench.xml` reruns it.
 """
 
-import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.core.errors import UserError
 from analysis.machine import environment
-from analysis.sweep import lint, runner
-from analysis.sweep.model import Experiment, Step, load_manifest, now, rotated, save_manifest
+from analysis.sweep import lint, runner, steps_loop
+from analysis.sweep.model import Experiment, Step, StepsRecord, now, rotated
 from analysis.tools.commands import definition
 
 MANIFEST = "bench.json"
@@ -29,8 +28,10 @@ class BenchError(UserError):
 
 
 @dataclass
-class BenchRun:
+class BenchRun(StepsRecord):
     """What bench.json records: the commands, the options, every invocation and how it ended."""
+
+    file, error, kind = MANIFEST, BenchError, "bench"
 
     commands: list             # [{"text", "template", "assignment", "prepare", "name"}] (spec.Command)
     options: dict              # spec.Options
@@ -46,14 +47,6 @@ class BenchRun:
     @property
     def rundefinitions(self):
         return [c["name"] for c in self.commands]
-
-    def save(self, directory):
-        save_manifest(self, Path(directory) / MANIFEST)
-
-    @classmethod
-    def load(cls, directory):
-        return load_manifest(cls, Path(directory) / MANIFEST, BenchError,
-                             "not a readable bench manifest ({}); start anew without --resume")
 
 
 def experiment(outdir, names):
@@ -87,30 +80,19 @@ def start(commands, options, outdir, reruns, container, command_line):
     return run
 
 
-def _interrupt(signum, frame):
-    raise runner.Interrupted(signal.Signals(signum).name)
-
-
 def run_pending(run, outdir, out=sys.stderr):
-    """Run every unfinished invocation, saving the manifest after each; progress with ETA on `out`."""
+    """Run every unfinished invocation (analysis.sweep.steps_loop); progress with ETA on `out`."""
     outdir = Path(outdir)
-    run.build = runner.build_programs()   # programs/bin/cmdrun
-    run.environment = environment.snapshot()
-    run.save(outdir)
-    bench = experiment(outdir, run.rundefinitions)
-    pending = [s for s in run.steps if s.status != "done"]
-    per_invocation = (run.options["runs"] + run.options["warmup"]) * len(run.commands)
-    progress = runner.Progress(per_invocation * len(pending), out)
-    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for step in pending:
-            runner.set_aside_partial(outdir, bench, step)
+    with steps_loop.locked(outdir):
+        run.build = runner.build_programs()   # programs/bin/cmdrun
+        run.environment = environment.snapshot()
+        bench = experiment(outdir, run.rundefinitions)
+        pending = [s for s in run.steps if s.status != "done"]
+        per_invocation = (run.options["runs"] + run.options["warmup"]) * len(run.commands)
+        progress = runner.Progress(per_invocation * len(pending), out)
+
+        def invoke(step):
             runner.order_rundefinitions(outdir / DEFINITION, step.order)
-            code = runner.execute(bench, run, step, outdir, progress)
-            run.save(outdir)
-            if step.status == "failed":
-                raise BenchError(f"benchexec failed in {step.name} (exit code {code}); see "
-                                 f"{outdir / ('benchexec.' + step.name + '.log')}")
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            return runner.execute(bench, run, step, outdir, progress)
+
+        steps_loop.run_pending(run, outdir, lambda step: (outdir, bench.benchmark.stem), invoke, BenchError, out=out)

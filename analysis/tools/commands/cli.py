@@ -96,17 +96,20 @@ def add_parser(commands):
 
 
 def run(args):
+    from analysis.sweep import steps_loop
     from analysis.sweep.model import Interrupted
     from analysis.tools.commands import bench, report
 
     if args.resume:
         outdir = (args.output or latest("bench", bench.MANIFEST)).resolve()
+        steps_loop.hold(outdir)
         record = bench.BenchRun.load(outdir)
     else:
         options = options_from(args, container=not args.no_container)
         commands = spec.expand(args.commands, options)
         outdir = (args.output or RESULTS / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
         record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
+    steps_loop.hold(outdir)  # one timekit per directory, from here to the figures
     options = spec.Options(**record.options)
     print(f"bench: {len(record.commands)} command(s), {record.reruns} invocations of {options.runs} runs each"
           + (f" after {options.warmup} warmup run(s)" if options.warmup else "") + f"; results in {outdir}",
@@ -119,6 +122,8 @@ def run(args):
         return 130
     commands = [spec.Command(**c) for c in record.commands]
     text, figures, extra = report.bench_text(outdir, commands, options)
-    print(text)
+    redone = steps_loop.redone(record)
+    print(text + (f"\n{redone} invocation(s) ran again after being cut short; their files are under incomplete/, "
+                  "not counted" if redone else ""))
     report.export(args, figures, extra)
     return 0

@@ -10,7 +10,6 @@ nodes, every job submitted for each node (the last one counts), and the kit that
 """
 
 import json
-import os
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 from analysis.core.errors import UserError
 from analysis.core.paths import REPO
 from analysis.sweep.model import MANIFEST as SWEEP_MANIFEST
-from analysis.sweep.model import Sweep, SweepError
+from analysis.sweep.model import Sweep, SweepError, write_atomically
 
 MANIFEST = "fleet.json"
 KIND = "timekit fleet"
@@ -60,10 +59,7 @@ class Fleet:
         self.jobs.setdefault(node, []).append(asdict(job))
 
     def save(self, directory):
-        path = Path(directory) / MANIFEST
-        tmp = path.with_name(MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1) + "\n")
-        os.replace(tmp, path)
+        write_atomically(Path(directory) / MANIFEST, json.dumps(asdict(self), indent=1) + "\n")
 
     @classmethod
     def load(cls, directory):

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from analysis.core.paths import RESULTS
+from analysis.core import paths
 from analysis.sweep import runner
 from analysis.sweep.model import now
 from analysis.tools.commands import cli as commands_cli
@@ -53,9 +53,10 @@ def commands_given(args):
 
 def latest():
     """The newest A/B directory, of definitions (ab.json) or of commands (commands.json)."""
-    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in (RESULTS / "ab").glob(pattern)})
+    root = paths.user_results().root / "ab"
+    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in root.glob(pattern)})
     if not found:
-        raise spec.CommandError(f"no A/B run to resume under {RESULTS / 'ab'}; give --output")
+        raise spec.CommandError(f"no A/B run to resume under {root}; give --output")
     return found[-1]
 
 
@@ -125,12 +126,15 @@ def run(args, ab):
 
     if args.resume:
         outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
+        note = ""
         record = json.loads((outdir / MANIFEST).read_text())
     else:
         ab.reruns_to_start(args)
         commands = commands_given(args)
         options = commands_cli.options_from(args, container=not args.no_container)
-        outdir = Path(args.output or RESULTS / "ab" / commands_cli.stamp()).resolve()
+        where = paths.user_results()
+        outdir = Path(args.output or where.root / "ab" / commands_cli.stamp()).resolve()
+        note = "" if args.output else where.note()
         if (outdir / MANIFEST).exists():
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
@@ -151,7 +155,7 @@ def run(args, ab):
             run = ab.start(base, new, directory, ab.reruns_to_start(args), args.seed, args.until, args.max_reruns,
                            args.load, not args.no_container)
         ab.make_sequential(run, directory, args)
-        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
+        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}{note}",
               file=sys.stderr, flush=True)
         try:
             result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))

@@ -376,7 +376,19 @@ def test_a_command_that_always_fails_is_one_line_with_where_to_look(programs, sc
     code, text = timekit("bench", "echo oops >&2; exit 3", "--reruns", "2", "--runs", "1", "--output", scratch / "b",
                          cwd=scratch)
     assert code == 2 and "timekit: error: echo oops >&2; exit 3: no run finished normally" in text, text
-    assert "logfiles.zip" in text and "Traceback" not in text
+    error = next(line for line in text.splitlines() if line.startswith("timekit: error:"))
+    assert "ERROR (exit code 3)" in error and '"oops"' in error and "Traceback" not in text
+
+
+@pytest.mark.benchexec
+def test_an_input_under_tmp_is_named_as_hidden_by_the_container(programs, scratch):
+    """The file exists (by hand the command works); inside BenchExec's container /tmp is empty."""
+    with tempfile.NamedTemporaryFile(dir="/tmp", prefix="timekit-input-", suffix=".txt") as hidden:
+        code, text = timekit("ab", f"cat {hidden.name}", f"cat {hidden.name}", "--reruns", "2", "--runs", "1",
+                             "--output", scratch / "ab", cwd=scratch)
+    errors = [line for line in text.splitlines() if line.startswith("timekit: error:")]
+    assert code == 2 and len(errors) == 1, text
+    assert "No such file" in errors[0] and f"{hidden.name} lies under /tmp, which BenchExec's container hides" in errors[0]
 
 
 @pytest.mark.unit

@@ -169,6 +169,14 @@ def compare_sides(outdir, columns, alpha, threshold, per_task=False):
     return result
 
 
+def machines_warning(outdir):
+    """compare's line where base and new ran on different machines or limits (a resumed run can), else ''."""
+    from analysis.core.results import machines
+
+    return machines.warning(*(machines.of_tables(load_tables(Path(outdir) / side, {"status", "host"})[0])
+                              for side in ("base", "new")))
+
+
 def measure(run, outdir, columns, alpha, threshold, out=sys.stderr, per_task=False):
     """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
     every row is decided. Returns compare's Result."""
@@ -320,6 +328,7 @@ def run(args):
         text = json.dumps(data, indent=2, default=str)
     else:
         text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
+        text = "\n".join(filter(None, [machines_warning(outdir), text]))
     print(text)
     return compare_mod.exit_code(result)
 

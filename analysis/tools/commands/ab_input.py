@@ -215,7 +215,8 @@ def _report(measured, options, args, ab, compare_mod):
         labels = _labels(pair)
         if args.format == "text" or args.format == "markdown":
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
-            parts.append(output.verdict_table(rows, labels, markdown=args.format == "markdown"))
+            parts.append("\n".join(filter(None, [ab.machines_warning(directory),
+                                                  output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
             parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + ab.summary(run)
                          + ("\n\n" + sequential if sequential else ""))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}

@@ -181,6 +181,23 @@ def _side_commands(pair, side):
     return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
 
 
+def labels_of(base, new):
+    """{run definition: 'base command → new command'} where BASE and NEW are the sides of one pair of
+    an A/B run of shell commands (their folder, or the one above, holds its record); else {}."""
+    base, new = Path(base).resolve(), Path(new).resolve()
+    if base.parent != new.parent or not base.is_dir():
+        return {}
+    for folder in (base.parent, base.parent.parent):
+        try:
+            record = json.loads((folder / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        for pair in record.get("pairs", []):
+            if (folder / pair["directory"]).resolve() == base.parent:
+                return _labels(pair)
+    return {}
+
+
 def _labels(pair):
     return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
 
@@ -196,9 +213,11 @@ def verdict_line(comparison, regressed, threshold):
     open_rows = [c for c in comparison if c["verdict"] == "~" and c.get("ci_high", 0) > 1 + threshold]
     if not open_rows:
         return line
-    widest = max(open_rows, key=lambda c: c["ci_high"])
-    return (f"{line}; not excluded either: {widest['column']}'s CI for {widest['command']} reaches "
-            f"{(widest['ci_high'] - 1) * 100:+.1f} %, beyond the {threshold * 100:g} % threshold "
+    by_command = {}
+    for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
+        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
+    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
+    return (f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold "
             "(more --reruns, or --until-decided, would tell)")
 
 

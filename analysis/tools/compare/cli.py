@@ -66,5 +66,8 @@ def run(args):
     result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold, per_task=args.per_task)
     if result.nothing and not result.not_compared:
         raise UserError(f"{args.base} and {args.new} share no run definition, input and column")
-    print(compare_mod.render(result, args.format, args.alpha, args.threshold))
+    from analysis.tools.commands import ab_input
+
+    labels = ab_input.labels_of(args.base, args.new)   # an ab folder's sides: its commands, not 'command'
+    print(compare_mod.render(result, args.format, args.alpha, args.threshold, labels))
     return compare_mod.exit_code(result)

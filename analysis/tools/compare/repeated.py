@@ -211,9 +211,9 @@ def _left_out_cell(r):
     return f"{validity.describe(r.left_out_base) or 0} / {validity.describe(r.left_out_new) or 0}"
 
 
-def _cells(r):
+def _cells(r, labels=None):
     share = f"{r.between_share:.0%}" if r.unit != "run" and np.isfinite(r.between_share) else "–"
-    return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
+    return [(labels or {}).get(r.rundefinition, r.rundefinition), r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
             _left_out_cell(r), f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
             f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
             fmt.p_value(r.p_holm), fmt.p_value(r.mannwhitney_p), share, r.verdict]
@@ -221,7 +221,7 @@ def _cells(r):
 
 def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
-    text = (f"verdict: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
+    text = (f"method: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
             f"|change| > {threshold:.1%}, else ~. left out (base / new): runs that did not finish normally or whose "
             "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:
@@ -243,13 +243,15 @@ def legend(rows, alpha, threshold):
     return text
 
 
-def render(result, fmt, alpha, threshold):
+def render(result, fmt, alpha, threshold, labels=None):
+    """`labels`: what to print for a run definition (an ab folder's commands, 'base → new')."""
     rows = result.rows
     note = legend(rows, alpha, threshold)
     if fmt == "json":
         return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
                            "not_compared": result.not_compared, "nothing_compared": result.nothing,
-                           "regression": regressed(rows), "method": note}, indent=2, default=str)
+                           "regression": regressed(rows), "method": note,
+                           **({"labels": labels} if labels else {})}, indent=2, default=str)
     tail = "".join(f"\n{line}" for line in result.not_compared)
     if result.nothing:
         return NOTHING + tail
@@ -257,7 +259,7 @@ def render(result, fmt, alpha, threshold):
     # the limitation first, where a reader of a CI log sees it
     first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
              "per side (timekit ab) to have it measured.\n\n") if single else ""
-    table = [HEADER] + [_cells(r) for r in rows]
+    table = [HEADER] + [_cells(r, labels) for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(row) + " |" for row in table]
         lines.insert(1, "|" + "---|" * len(HEADER))

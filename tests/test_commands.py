@@ -265,7 +265,7 @@ def test_a_command_shorter_than_benchexecs_cost_per_run_is_said_so():
 
 @pytest.mark.timing
 def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(programs, scratch):
-    # B does 50 % more work. With 10 % (the README's run: +11.2 %, CI +8.5 … +14.3 %) the loaded VM
+    # B does 50 % more work. With 10 % (benchmarks/README.md's log: +11.2 %, CI +8.5 … +14.3 %) the loaded VM
     # sometimes hides it: under a parallel test suite a 0.2 s loop's CPU time moved by 10 to 25 %
     # between invocations, and 20 invocations a side measured +5.8 % (CI -2.1 … +14.4 %) for 10 %
     # and +10.7 % (CI +0.2 … +22.1 %) for 20 %, rightly "undecided" by the sequential rule. The kit

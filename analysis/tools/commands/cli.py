@@ -34,7 +34,7 @@ def add_command_options(parser):
                        "'none': split into words and execute without a shell")
     group.add_argument("--repeat", type=positive_int, metavar="K",
                        help="K executions per BenchExec run, reported per execution (for commands shorter than "
-                            "BenchExec's cost per run; see the README for the trade-off)")
+                            "BenchExec's cost per run; docs/commands.md says the trade-off)")
     group.add_argument("--export-json", type=Path, metavar="FILE", help="hyperfine's JSON plus the kit's fields on the invocations")
     group.add_argument("--export-markdown", type=Path, metavar="FILE", help="hyperfine's Markdown table")
     group.add_argument("--export-csv", type=Path, metavar="FILE", help="hyperfine's CSV columns plus the kit's")

@@ -133,7 +133,8 @@ def build_report(paths, table_pages=None, notes=None):
     report = Report(
         title="timekit report",
         environment={**{p["name"]: f"{p['value']} ({p['verdict']}: {p['why']})" for p in env.get("probes", [])},
-                     **machines.environment(measured)},
+                     # result files no sweep recorded: their <systeminfo> (sweeps' probes say it already)
+                     **(machines.environment(measured) if len(sweeps) < len(paths) else {})},
     )
     for name, experiment in EXPERIMENTS.items():
         if name not in by_experiment:

@@ -101,14 +101,18 @@ def warning(base, new):
 
 
 def environment(sides):
-    """Rows for a report's Environment section: {label: Measured} -> {row title: text}."""
+    """Rows for a report's Environment section: {label: Measured} -> {row title: text}; one row
+    where every side was measured on the same machines, and the limits only for two sides."""
     rows = {}
-    for label, measured in sides.items():
-        if measured.machines:
-            rows[f"measured on ({label})"] = measured.describe()
-        if measured.limits:
-            rows[f"BenchExec limits ({label})"] = ", ".join(f"{k} {v}" for k, v in measured.limits.items())
+    described = {label: m.describe() for label, m in sides.items() if m.machines}
+    if len(set(described.values())) == 1:
+        rows["measured on"] = next(iter(described.values()))
+    else:
+        rows.update({f"measured on ({label})": text for label, text in described.items()})
     labels = list(sides)
+    for label, measured in sides.items():
+        if measured.limits and len(labels) == 2:
+            rows[f"BenchExec limits ({label})"] = ", ".join(f"{k} {v}" for k, v in measured.limits.items())
     if len(labels) == 2:
         found = differences(sides[labels[0]], sides[labels[1]])
         if found:

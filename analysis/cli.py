@@ -29,8 +29,7 @@ from pathlib import Path
 
 from analysis.core.errors import UserError
 from analysis.core.lists import parse_int_list
-from analysis.core import paths
-from analysis.core.paths import RESULTS
+from analysis.core.paths import DEFAULT_HELP, RESULTS, user_results
 from analysis.experiments import EXPERIMENTS
 from analysis.machine import packages as system
 from analysis.machine import tuning
@@ -127,7 +126,7 @@ def _add_run(commands):
     run.add_argument("--loads", type=parse_loads, help="background processes per level, e.g. 0-6 or 0,2,4 (overrides the preset)")
     run.add_argument("--reps", type=positive_int, help="runs per task and run definition in one invocation (overrides the preset)")
     run.add_argument("--reruns", type=positive_int, help="benchexec invocations per condition, rounds for core-heterogeneity (overrides the preset)")
-    run.add_argument("--output", type=Path, help="sweep directory (default: " + paths.DEFAULT_HELP.format("EXPERIMENT/DATE") + ")")
+    run.add_argument("--output", type=Path, help="sweep directory (default: " + DEFAULT_HELP.format("EXPERIMENT/DATE") + ")")
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
     run.add_argument("--until-decided", action="store_true",
@@ -166,7 +165,7 @@ def _preset(experiment, args):
 
 
 def _latest_sweep(experiment):
-    root = paths.user_results().root / experiment.name
+    root = user_results().root / experiment.name
     candidates = sorted(p.parent for p in root.glob("*/" + MANIFEST))
     if not candidates:
         raise SweepError(f"no sweep of {experiment.name} to resume under {root}; give --output")
@@ -181,7 +180,7 @@ def cmd_run(args):
     if args.resume:
         outdir = args.output or _latest_sweep(experiment)
     else:
-        where = paths.user_results()
+        where = user_results()
         outdir = args.output or where.root / experiment.name / _stamp()
         if not args.output:
             print(f"timekit run: results in {outdir}{where.note()}", file=sys.stderr, flush=True)

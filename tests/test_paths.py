@@ -24,7 +24,7 @@ def test_a_directory_the_container_hides_falls_back_to_the_checkout_and_says_so(
     assert paths.hidden_in_container(paths.REPO / "results") is None   # the checkout is overlaid, even under /tmp
 
 
-@pytest.mark.parametrize("command", [["ab", "--resume"], ["bench", "--resume"]])
+@pytest.mark.parametrize("command", [["ab", "--resume"], ["bench", "--resume"], ["run", "memory-bandwidth", "--resume"]])
 def test_resume_looks_in_the_current_directory(command, scratch):
     done = subprocess.run([sys.executable, "-m", "analysis.cli", *command], cwd=scratch,
                           capture_output=True, text=True)

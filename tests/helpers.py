@@ -16,13 +16,14 @@ CONTAINER_OPTIONS = ("--no-container", "--read-only-dir", "--hidden-dir", "--ove
 
 
 def with_container_dirs(command):
-    """A benchexec command line with the container the kit's runner asks for (runner.container_dirs):
+    """A benchexec (or test_tool_info) command line with the container the kit's runner asks for (runner.container_dirs):
     the checkout overlaid wherever it lies. BenchExec's default hides /tmp, and with it a checkout
     cloned there: its programs, definitions and scratch folders ("Failed to configure container")."""
     from analysis.sweep.runner import container_dirs
 
     command = [str(c) for c in command]
-    if "benchexec.benchexec" not in command or any(c in CONTAINER_OPTIONS for c in command):
+    starts_benchexec = {"benchexec.benchexec", "benchexec.test_tool_info"} & set(command)   # both take these options
+    if not starts_benchexec or any(c in CONTAINER_OPTIONS for c in command):
         return command
     return command + container_dirs()
 

@@ -27,6 +27,7 @@ from analysis.core.tasks import input_of
 from analysis.tools.compare import reruns, task_sets
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
+MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
 NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
@@ -184,12 +185,14 @@ def _judged(result, alpha, threshold):
     for row, p in zip(result.rows, stats.holm([r.welch_p for r in result.rows]) if result.rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
+        if row.column in MEMORY_COLUMNS:   # memory grows or shrinks; it is not slower or faster
+            row.verdict = {"slower": "larger", "faster": "smaller"}.get(row.verdict, row.verdict)
     return result
 
 
 def regressed(rows):
-    """Whether any row is a significant slowdown beyond the threshold (the CI gate)."""
-    return any(r.verdict == "slower" for r in rows)
+    """Whether any row is a significant slowdown (or memory growth) beyond the threshold (the CI gate)."""
+    return any(r.verdict in ("slower", "larger") for r in rows)
 
 
 def exit_code(result):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from analysis.core.errors import UserError
 from analysis.core.lists import parse_int_list
-from analysis.core.paths import RESULTS
+from analysis.core.paths import DEFAULT_HELP, RESULTS, user_results
 from analysis.experiments import EXPERIMENTS
 from analysis.machine import packages as system
 from analysis.machine import tuning
@@ -126,7 +126,7 @@ def _add_run(commands):
     run.add_argument("--loads", type=parse_loads, help="background processes per level, e.g. 0-6 or 0,2,4 (overrides the preset)")
     run.add_argument("--reps", type=positive_int, help="runs per task and run definition in one invocation (overrides the preset)")
     run.add_argument("--reruns", type=positive_int, help="benchexec invocations per condition, rounds for core-heterogeneity (overrides the preset)")
-    run.add_argument("--output", type=Path, help="sweep directory (default: results/EXPERIMENT/DATE)")
+    run.add_argument("--output", type=Path, help="sweep directory (default: " + DEFAULT_HELP.format("EXPERIMENT/DATE") + ")")
     run.add_argument("--resume", action="store_true", help="continue the sweep in --output (default: the latest) from its first unfinished step")
     run.add_argument("--no-container", action="store_true", help="run without BenchExec's container (less isolation; the report warns)")
     run.add_argument("--until-decided", action="store_true",
@@ -165,9 +165,10 @@ def _preset(experiment, args):
 
 
 def _latest_sweep(experiment):
-    candidates = sorted(p.parent for p in (RESULTS / experiment.name).glob("*/" + MANIFEST))
+    root = user_results().root / experiment.name
+    candidates = sorted(p.parent for p in root.glob("*/" + MANIFEST))
     if not candidates:
-        raise SweepError(f"no sweep of {experiment.name} to resume under results/{experiment.name}/; give --output")
+        raise SweepError(f"no sweep of {experiment.name} to resume under {root}; give --output")
     return candidates[-1]
 
 
@@ -179,7 +180,10 @@ def cmd_run(args):
     if args.resume:
         outdir = args.output or _latest_sweep(experiment)
     else:
-        outdir = args.output or RESULTS / experiment.name / _stamp()
+        where = user_results()
+        outdir = args.output or where.root / experiment.name / _stamp()
+        if not args.output:
+            print(f"timekit run: results in {outdir}{where.note()}", file=sys.stderr, flush=True)
     if args.until_decided and args.budget is None:
         raise SweepError("--until-decided needs --budget (e.g. --budget 15m): the looks' alpha spending is fixed by it")
     system.ensure_packages()

@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from analysis.core import cost, results, verdicts
-from analysis.core.results import outcome
+from analysis.core.results import machines, outcome
 from analysis.core.errors import UserError
 from analysis.core.report import Report, Table, write_report
 from analysis.experiments import EXPERIMENTS
@@ -113,9 +113,10 @@ def build_report(paths, table_pages=None, notes=None):
     `table_pages` maps an experiment to its table-generator pages, as paths relative to the report;
     `notes` (a list) gets one line per thing analysed or skipped, for the terminal."""
     notes = [] if notes is None else notes
-    by_experiment, conditions, sweeps, sources = {}, {}, [], []
+    by_experiment, conditions, sweeps, sources, measured = {}, {}, [], [], {}
     for path in paths:
-        t, c, sweep = load_tables(path, all_columns() | generic_report.wanted_columns())
+        t, c, sweep = load_tables(path, all_columns() | generic_report.wanted_columns() | {"host"})
+        measured[Path(path).name] = machines.of_tables(t)
         conditions.update(c)
         sources += t
         if sweep:
@@ -127,11 +128,15 @@ def build_report(paths, table_pages=None, notes=None):
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
     samples = run_rows.columns([(e, t) for e, tables in by_experiment.items() for t in tables], conditions)
     unknown = by_experiment.pop(None, [])
+    if len(measured) == 2 and machines.warning(*measured.values()):  # two sides: say so before anything
+        notes.append(machines.warning(*measured.values()))
 
     env = sweeps[0][1].environment if sweeps else (environment.snapshot() if machine_facts.made_here(sources) else {})
     report = Report(
         title="timekit report",
-        environment={p["name"]: f"{p['value']} ({p['verdict']}: {p['why']})" for p in env.get("probes", [])},
+        environment={**{p["name"]: f"{p['value']} ({p['verdict']}: {p['why']})" for p in env.get("probes", [])},
+                     # result files no sweep recorded: their <systeminfo> (sweeps' probes say it already)
+                     **(machines.environment(measured) if len(sweeps) < len(paths) else {})},
     )
     for name, experiment in EXPERIMENTS.items():
         if name not in by_experiment:

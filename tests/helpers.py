@@ -12,13 +12,30 @@ REPO = Path(__file__).resolve().parent.parent
 SCRATCH = REPO / ".pytest-tmp" / "scratch"
 
 
+CONTAINER_OPTIONS = ("--no-container", "--read-only-dir", "--hidden-dir", "--overlay-dir", "--full-access-dir")
+
+
+def with_container_dirs(command):
+    """A benchexec (or test_tool_info) command line with the container the kit's runner asks for (runner.container_dirs):
+    the checkout overlaid wherever it lies. BenchExec's default hides /tmp, and with it a checkout
+    cloned there: its programs, definitions and scratch folders ("Failed to configure container")."""
+    from analysis.sweep.runner import container_dirs
+
+    command = [str(c) for c in command]
+    starts_benchexec = {"benchexec.benchexec", "benchexec.test_tool_info"} & set(command)   # both take these options
+    if not starts_benchexec or any(c in CONTAINER_OPTIONS for c in command):
+        return command
+    return command + container_dirs()
+
+
 def run_isolated(command, cwd=REPO, timeout=600):
     """Run a command that starts BenchExec and return (exit code, output).
 
     BenchExec's tool-info container worker can outlive benchexec and keep an output pipe open,
     so the output goes to a file, only the main process is waited for, and its whole process
-    group is killed afterwards.
+    group is killed afterwards. A benchexec command gets the runner's container layout.
     """
+    command = with_container_dirs(command)
     log = SCRATCH / f"{uuid.uuid4().hex[:12]}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:

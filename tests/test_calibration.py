@@ -194,3 +194,19 @@ def test_calibrate_command_between_invocations(tmp_path):
     reruns(tmp_path / "other", rng, m=2, n=10)
     with pytest.raises(between.BetweenError, match="4\\+ invocations"):
         between.command(tmp_path / "other", None, open(out, "w"))
+
+
+@pytest.mark.unit
+def test_a_split_table_says_how_many_distinct_splits_there_are_and_never_has_no_row(tmp_path, capsys):
+    """10 invocations split 5 + 5 only 126 ways: 2000 draws repeat them and the cell says so; 5
+    invocations still get an A/A row (M = 2) instead of a header over nothing."""
+    assert between.distinct_splits(10, 5) == 126 and between.distinct_splits(20, 5) > 2000
+    assert between.sizes(10) == [3, 5] and between.sizes(5) == [2] and between.sizes(4) == [2]
+    rng = np.random.default_rng(11)
+    result = between.calibrate_between([group(cputime=invocations(rng, 10))], splits=2000, simulations=100)
+    [row] = result["rows"]
+    assert {r["m"]: r["distinct"] for r in row["aa"]} == {3: 2100, 5: 126}
+    title, header, rows = between.tables(row)[0]
+    assert [cells[1] for cells in rows] == ["2000", "2000 (126 distinct)"]
+    few = between.calibrate_between([group(cputime=invocations(rng, 5))], splits=200, simulations=100)
+    assert [r["m"] for r in few["rows"][0]["aa"]] == [2] and between.tables(few["rows"][0])[0][2]

@@ -256,3 +256,16 @@ def test_the_two_stage_bootstrap_covers_the_true_ratio_at_five_reruns():
     assert "runs resampled" in exact[2] and "normal limit" in limit[2]
     width = exact[1] - exact[0]   # the ends agree within the resampling noise of a 1 % tail: a tenth of the width
     assert exact[0] == pytest.approx(limit[0], abs=0.1 * width) and exact[1] == pytest.approx(limit[1], abs=0.1 * width)
+
+
+@pytest.mark.unit
+def test_memory_rows_are_larger_or_smaller_not_slower_or_faster():
+    from types import SimpleNamespace
+
+    from analysis.tools.compare import repeated
+
+    rows = [SimpleNamespace(column=c, welch_p=1e-9, ratio=r) for c, r in
+            (("memory", 1.2), ("memory", 0.8), ("cputime", 1.2))]
+    repeated._judged(SimpleNamespace(rows=rows), 0.05, 0.02)
+    assert [r.verdict for r in rows] == ["larger", "smaller", "slower"]
+    assert repeated.regressed(rows[:1]) and not repeated.regressed(rows[1:2])

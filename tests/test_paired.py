@@ -8,6 +8,7 @@ import json
 import math
 import re
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -356,3 +357,24 @@ def test_direction_and_significance_from_one_statistic():
     slower = paired.ratio_stat(base, base * 1.03 * g.normal(1, 0.002, 200), threshold=0.02)
     assert slower.wilcoxon_side == 1
     assert paired.verdict(slower.wilcoxon_p, slower, alpha=0.05, threshold=0.02) == "slower"
+
+
+@pytest.mark.unit
+def test_tasks_without_properties_have_no_score_and_no_score_line():
+    """An SV-COMP score of '0 → 0' would read as a measured score where there is none to state."""
+    from analysis.core.results import load_results
+    from analysis.tools.compare import paired_text
+
+    corpus = Path(__file__).parent / "data" / "benchexec-results-corpus"
+    table = load_results([corpus / "benchmark-example-true.2019-11-06_0932.results.no options.xml.bz2"])[0]
+    codes = pairing.outcomes(table)
+    score, why = pairing.scores(table, codes)
+    assert score is None and "no task has a property" in why
+    with_property = load_results([corpus / "integration-predicateAnalysis.2015-10-20_1355.results.xml.bz2"])[0]
+    assert pairing.scores(with_property, pairing.outcomes(with_property))[0] is not None
+    side = {"label": "x", "date": "d", "version": "v", "tasks": 1}
+    comparison = SimpleNamespace(base=side, new=side, paired=1, by_tail=0, only_base=0, only_new=0, only_base_tasks=[],
+                                 only_new_tasks=[], duplicates={}, score_base=None, newly_wrong=0, newly_wrong_tasks=[],
+                                 newly_correct=0)
+    comparison_lines = paired_text.summary_lines(comparison)
+    assert not any(line.startswith("score") for line in comparison_lines)

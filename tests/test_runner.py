@@ -239,3 +239,19 @@ def test_runs_see_the_machine_through_the_kernel_not_a_fuse_overlay_and_leave_no
     assert f"root={host_root}" in seen, seen   # BenchExec's default shows fuse-overlayfs ("fuseblk") or "overlayfs" here
     assert {"root-read-only", "checkout-writable", "home-entries=0"} <= set(seen), seen
     assert not probe.exists()
+
+
+@pytest.mark.unit
+def test_sweep_notes_say_how_many_reruns_of_which_load_levels():
+    """Not '(load levels 0, 1, 2, 3, 3 rerun(s))', which reads as a load level 3 rerun."""
+    from types import SimpleNamespace
+
+    from analysis.sweep.model import Context
+
+    def sweep(loads, reruns):
+        return SimpleNamespace(loads=loads, reruns=reruns, preset="quick", reps=10, steps=[SimpleNamespace(condition="")] * 4,
+                               build="cc -O2", skipped={})
+
+    notes = Context.sweep_notes(SimpleNamespace(sweeps=[(Path("a"), sweep([0, 1, 2, 3], 3)), (Path("b"), sweep([0], 1))]))
+    assert "(3 reruns of each of the load levels 0, 1, 2, 3)" in notes[0]
+    assert "(1 rerun of each of the load levels 0)" in notes[1] and "rerun(s)" not in " ".join(notes)

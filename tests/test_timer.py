@@ -6,6 +6,7 @@ import subprocess
 import pytest
 from benchexec.tools.template import BaseTool2, UnsupportedFeatureException
 
+from analysis.sweep.runner import container_dirs
 from tool_info import timer
 from tool_info.timed_divisors import Tool as TimedDivisors
 
@@ -119,7 +120,7 @@ def test_timer_agrees_with_runexec_cgroup_of_the_same_run(name, programs, scratc
     executable = tool.executable(BaseTool2.ToolLocator(None, True, True))
     command = tool.cmdline(executable, ["--timer", name], task_for(input_file), BaseTool2.ResourceLimits())
     log = scratch / "run.log"
-    done = subprocess.run(["runexec", "--output", str(log), "--", *command], cwd=programs.parent.parent,
+    done = subprocess.run(["runexec", *container_dirs(), "--output", str(log), "--", *command], cwd=programs.parent.parent,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     assert done.returncode == 0, done.stdout
     measured = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)

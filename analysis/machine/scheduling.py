@@ -64,11 +64,12 @@ def of_process(pid):
 def of_a_run(directory, container=True):
     """Where a run of runexec, started as BenchExec starts its runs (from this session, with or
     without its container), is scheduled; None when the probe fails. `directory` must be visible
-    to runexec (not /tmp); its output file is removed again."""
+    to runexec (not /tmp); its output file is removed again. `container`: False, True (BenchExec's
+    default container) or the container options the runs get, so that the probe sees what they see."""
     output = Path(directory) / "scheduling-probe.log"
     script = f"echo {_BEGIN}; cat /proc/self/cgroup; echo {_AUTOGROUP}; cat /proc/self/autogroup 2>/dev/null; echo; echo {_END}"
     command = [sys.executable, "-m", "benchexec.runexecutor", "--output", str(output)]
-    command += [] if container else ["--no-container"]
+    command += (list(container) if isinstance(container, (list, tuple)) else []) if container else ["--no-container"]
     try:
         subprocess.run(guard.wrap(command + ["--", "/bin/sh", "-c", script]), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=60, check=False)

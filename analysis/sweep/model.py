@@ -266,8 +266,9 @@ class Context:
         """One sentence per sweep on what ran, and one per skipped run definition."""
         notes = []
         for directory, s in self.sweeps:
-            conditions = (f"load levels {', '.join(map(str, s.loads))}, {s.reruns} rerun(s)" if s.loads
-                          else f"{s.reruns} rerun(s) of: {', '.join(dict.fromkeys(step.condition for step in s.steps))}")
+            reruns = f"{s.reruns} rerun{'s' if s.reruns != 1 else ''}"
+            conditions = (f"{reruns} of each of the load levels {', '.join(map(str, s.loads))}" if s.loads
+                          else f"{reruns} of: {', '.join(dict.fromkeys(step.condition for step in s.steps))}")
             notes.append(f"Sweep {directory.name}: preset {s.preset}, {s.reps} runs per task in each of {len(s.steps)} "
                          f"benchexec invocations ({conditions}); run definitions run one after another inside each "
                          f"invocation. Build: {s.build.replace(chr(10), '; ')}.")

@@ -156,7 +156,8 @@ def run_step(experiment, sweep, step, outdir, progress):
     label += f", rerun {step.rerun}"
     with BackgroundLoad(step.load, step.load_cpus, step.load_nice) as load, open(log_path, "w") as log:
         if step.load_nice:  # nice acts only within one scheduling group: record whether it could
-            step.scheduling = scheduling.record([p.pid for p in load.processes], outdir, sweep.container)
+            step.scheduling = scheduling.record([p.pid for p in load.processes], outdir,
+                                                container_dirs() if sweep.container else False)
         log.write(f"# {' '.join(command)}\n")
         log.flush()
         # in the runner's session, as the competitor (see BackgroundLoad), in a process group of its own

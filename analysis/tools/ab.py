@@ -28,7 +28,7 @@ import numpy as np
 from lxml import etree
 
 from analysis.core.errors import UserError
-from analysis.core.paths import RESULTS
+from analysis.core import paths
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
@@ -154,6 +154,14 @@ def compare_sides(outdir, columns, alpha, threshold, per_task=False):
     return result
 
 
+def machines_warning(outdir):
+    """compare's line where base and new ran on different machines or limits (a resumed run can), else ''."""
+    from analysis.core.results import machines
+
+    return machines.warning(*(machines.of_tables(load_tables(Path(outdir) / side, {"status", "host"})[0])
+                              for side in ("base", "new")))
+
+
 def measure(run, outdir, columns, alpha, threshold, out=sys.stderr, per_task=False):
     """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
     every row is decided. Returns compare's Result."""
@@ -250,7 +258,7 @@ def add_parser(commands, positive_int, probability):
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
     parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
     parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
-    parser.add_argument("--output", type=Path, help="directory (default: results/ab/DATE)")
+    parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("ab/DATE").replace("%", "%%") + ")")
     parser.add_argument("--resume", action="store_true", help="continue the A/B run in --output (default: the latest)")
     parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
     parser.add_argument("--column", action="append", dest="columns", help="column to compare (default: cputime and walltime)")
@@ -262,9 +270,10 @@ def add_parser(commands, positive_int, probability):
 
 
 def _latest():
-    found = sorted(p.parent for p in (RESULTS / "ab").glob("*/" + MANIFEST))
+    root = paths.user_results().root / "ab"
+    found = sorted(p.parent for p in root.glob("*/" + MANIFEST))
     if not found:
-        raise ABError(f"no A/B run to resume under {RESULTS / 'ab'}; give --output")
+        raise ABError(f"no A/B run to resume under {root}; give --output")
     return found[-1]
 
 
@@ -277,16 +286,19 @@ def run(args):
         outdir = args.output or _latest()
         steps_loop.hold(outdir)
         ab = ABRun.load(outdir)
+        note = ""
     else:
         if args.base is None or args.new is None:
             raise ABError("give BASE and NEW benchmark definitions (or --resume)")
         reruns = reruns_to_start(args)
-        outdir = args.output or RESULTS / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        where = paths.user_results()
+        note = "" if args.output else where.note()
+        outdir = args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
         ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
     steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
     make_sequential(ab, outdir, args)
-    print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}", file=sys.stderr, flush=True)
+    print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
@@ -305,6 +317,7 @@ def run(args):
         text = json.dumps(data, indent=2, default=str)
     else:
         text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
+        text = "\n".join(filter(None, [machines_warning(outdir), text]))
     print(text)
     return compare_mod.exit_code(result)
 

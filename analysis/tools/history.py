@@ -82,7 +82,7 @@ def parse_date(table):
 
 def load_result_sets(paths, columns):
     """Result sets of the given paths (result files, directories, sweep directories), by date."""
-    wanted = {"status", "category", *columns}
+    wanted = {"status", "category", "host", *columns}
     sweeps, invocations, seen = [], {}, set()
     for path in map(Path, paths):
         if not path.exists():
@@ -426,5 +426,10 @@ def history_command(paths, column=DEFAULT_COLUMN, format="text", plot_path=None,
             Path(plot_path).write_bytes(plots.to_png(figure(h)))
         except OSError as e:
             raise HistoryError(f"{plot_path}: cannot write the plot: {e.strerror}") from None
+    from analysis.core.results import machines
+
+    warning = machines.changes([(s.label, machines.of_tables(s.tables)) for s in h.result_sets])
+    if warning:  # before the table; on stderr where the output is JSON
+        print(warning, file=sys.stderr if format == "json" else out or sys.stdout)
     print(render(h, format), file=out or sys.stdout)
     return 0

@@ -145,6 +145,19 @@ def _rates(judged, trials, slower=False):
              for rule, (sig, changed, ratio) in judged.items()} for r in range(rows)]
 
 
+def distinct_splits(k, m):
+    """How many different A/A splits of k invocations into two sides of m exist (sides unordered:
+    swapping them gives the same verdict). 10 invocations into 5 + 5 have 126, so 2000 draws
+    repeat them: the rate's resolution is 1/126, not 1/2000."""
+    return math.comb(k, m) * math.comb(k - m, m) // 2
+
+
+def sizes(k, wanted=None):
+    """The M of SIZES that k invocations can split into two sides of; at least k // 2 (2 for 4 or 5),
+    so that no table is left with a header and no row."""
+    return [m for m in (wanted or SIZES) if 2 * m <= k] or [k // 2]
+
+
 def aa(rows, m, splits, alpha, threshold, rng):
     """A/A over random disjoint splits into two sides of m invocations: per row, and the family's
     rate of splits with a verdict in any row."""
@@ -155,7 +168,7 @@ def aa(rows, m, splits, alpha, threshold, rng):
         row["within_tolerance"] = bool(abs(row["new"]["significant"]["rate"] - alpha / len(per_row)) <= calibration.TOLERANCE)
     any_row = {rule: calibration._rate(changed.any(axis=1).sum(), splits) for rule, (_, changed, _) in judged.items()}
     any_row["within_tolerance"] = bool(abs(any_row["new"]["rate"] - alpha) <= calibration.TOLERANCE)
-    return {"m": m, "splits": splits, "rows": per_row, "any_row": any_row}
+    return {"m": m, "splits": splits, "distinct": distinct_splits(rows.invocations, m), "rows": per_row, "any_row": any_row}
 
 
 def windows(rows, m, alpha, threshold):
@@ -267,16 +280,17 @@ def calibrate_between(groups, slower=None, alpha=calibration.ALPHA, threshold=ca
                             "mean": float(means.mean()), "cv_of_invocation_means": float(means.std(ddof=1) / means.mean()),
                             "components": {"cv_within": components.cv_within, "cv_between": components.cv_between,
                                            "between_share": components.between_share, "f_p": components.f_p}})
-    checks = [aa(rows, m, splits, alpha, threshold, rng) for m in SIZES if 2 * m <= rows.invocations]
-    out["aa_any_row"] = [{"m": c["m"], "splits": c["splits"], **c["any_row"]} for c in checks]
+    checks = [aa(rows, m, splits, alpha, threshold, rng) for m in sizes(rows.invocations)]
+    out["aa_any_row"] = [{"m": c["m"], "splits": c["splits"], "distinct": c["distinct"], **c["any_row"]} for c in checks]
     for r, row in enumerate(out["rows"]):
-        row["aa"] = [{"m": c["m"], "splits": c["splits"], **c["rows"][r]} for c in checks]
+        row["aa"] = [{"m": c["m"], "splits": c["splits"], "distinct": c["distinct"], **c["rows"][r]} for c in checks]
         row["windows"] = [{"m": w["m"], "windows": w["windows"], **w["rows"][r]}
                           for w in (windows(rows, m, alpha, threshold) for m in SIZES) if w]
     ratios = [1.0 + EFFECT] * len(rows.keys)
     if slow:
         ratios = [float(np.mean([a.mean() for a in s]) / np.mean([a.mean() for a in b])) for b, s in zip(rows.arrays, slow.arrays)]
-        checks = [power(rows, slow, m, splits, alpha, threshold, rng) for m in SIZES if m <= min(rows.invocations, slow.invocations)]
+        checks = [power(rows, slow, m, splits, alpha, threshold, rng)
+                  for m in [m for m in SIZES if m <= min(rows.invocations, slow.invocations)] or [min(rows.invocations, slow.invocations)]]
         for r, row in enumerate(out["rows"]):
             row["slower"] = {"invocations": len(slow.arrays[r]), "ratio": ratios[r]}
             row["power"] = [{"m": c["m"], "splits": c["splits"], **c["rows"][r]} for c in checks]
@@ -299,13 +313,19 @@ def _r(rate):
     return f"{100 * rate['rate']:.1f} % ({100 * rate['ci_low']:.1f} … {100 * rate['ci_high']:.1f})"
 
 
+def _splits(r):
+    """The splits cell: the draws, and how many distinct splits they repeat where fewer exist."""
+    distinct = r.get("distinct")
+    return f"{r['splits']} ({distinct} distinct)" if distinct and distinct < r["splits"] else str(r["splits"])
+
+
 def tables(row):
     """[(title, header, rows)] of one row of the family as text cells."""
     c = row["components"]
     out = [("A/A: random splits of the invocations into two sides of M",
             ["M", "splits", "old rule: Holm p < alpha", "old: verdict not ~", "new rule: Holm p < alpha", "new: verdict not ~",
              "new within alpha / k ± 1.5"],
-            [[str(r["m"]), str(r["splits"]), _r(r["old"]["significant"]), _r(r["old"]["changed"]),
+            [[str(r["m"]), _splits(r), _r(r["old"]["significant"]), _r(r["old"]["changed"]),
               _r(r["new"]["significant"]), _r(r["new"]["changed"]), "yes" if r["within_tolerance"] else "NO"]
              for r in row["aa"]])]
     if row["windows"]:
@@ -331,7 +351,7 @@ def family_tables(result):
     """The family's own tables: A/A in any row, and the sequential rule."""
     out = [("A/A: splits with a verdict other than ~ in any row of the family (Holm keeps this at alpha or below)",
             ["M", "splits", "old rule", "new rule", "new within alpha ± 1.5"],
-            [[str(r["m"]), str(r["splits"]), _r(r["old"]), _r(r["new"]), "yes" if r["within_tolerance"] else "NO"]
+            [[str(r["m"]), _splits(r), _r(r["old"]), _r(r["new"]), "yes" if r["within_tolerance"] else "NO"]
              for r in result["aa_any_row"]])]
     if result.get("sequential"):
         first = result["sequential"][0]

@@ -90,8 +90,10 @@ def aa_splits(values, splits=SPLITS, alpha=ALPHA, threshold=THRESHOLD, seed=SEED
     rng = np.random.default_rng([seed, 1])
     order = rng.permuted(np.tile(np.arange(x.size), (splits, 1)), axis=1)
     half = x.size // 2
+    distinct = math.comb(x.size, half) // (2 if 2 * half == x.size else 1)   # sides unordered where equal
+    repeats = f" (of {distinct} distinct ones)" if distinct < splits else ""
     return _aa(x[order[:, :half]], x[order[:, half:]], alpha, threshold,
-               f"{splits} random splits of the one sample of {x.size}")
+               f"{splits} random splits of the one sample of {x.size}{repeats}")
 
 
 def aa_fresh(mean, cv, n_base, n_new, draws=DRAWS, alpha=ALPHA, threshold=THRESHOLD, seed=SEED):

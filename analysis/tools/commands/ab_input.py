@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from analysis.core.paths import RESULTS
+from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import now, write_atomically
 from analysis.tools.commands import cli as commands_cli
@@ -53,9 +53,10 @@ def commands_given(args):
 
 def latest():
     """The newest A/B directory, of definitions (ab.json) or of commands (commands.json)."""
-    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in (RESULTS / "ab").glob(pattern)})
+    root = paths.user_results().root / "ab"
+    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in root.glob(pattern)})
     if not found:
-        raise spec.CommandError(f"no A/B run to resume under {RESULTS / 'ab'}; give --output")
+        raise spec.CommandError(f"no A/B run to resume under {root}; give --output")
     return found[-1]
 
 
@@ -126,6 +127,7 @@ def run(args, ab):
     if args.resume:
         outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
         steps_loop.hold(outdir)
+        note = ""
         try:
             record = json.loads((outdir / MANIFEST).read_text())
         except (OSError, ValueError) as e:
@@ -134,7 +136,9 @@ def run(args, ab):
         ab.reruns_to_start(args)
         commands = commands_given(args)
         options = commands_cli.options_from(args, container=not args.no_container)
-        outdir = Path(args.output or RESULTS / "ab" / commands_cli.stamp()).resolve()
+        where = paths.user_results()
+        outdir = Path(args.output or where.root / "ab" / commands_cli.stamp()).resolve()
+        note = "" if args.output else where.note()
         if (outdir / MANIFEST).exists():
             raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
         record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
@@ -157,7 +161,7 @@ def run(args, ab):
             run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
                            plan["load"], plan["container"])
         ab.make_sequential(run, directory, args)
-        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}",
+        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}{note}",
               file=sys.stderr, flush=True)
         try:
             result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
@@ -189,6 +193,23 @@ def _side_commands(pair, side):
     return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
 
 
+def labels_of(base, new):
+    """{run definition: 'base command → new command'} where BASE and NEW are the sides of one pair of
+    an A/B run of shell commands (their folder, or the one above, holds its record); else {}."""
+    base, new = Path(base).resolve(), Path(new).resolve()
+    if base.parent != new.parent or not base.is_dir():
+        return {}
+    for folder in (base.parent, base.parent.parent):
+        try:
+            record = json.loads((folder / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        for pair in record.get("pairs", []):
+            if (folder / pair["directory"]).resolve() == base.parent:
+                return _labels(pair)
+    return {}
+
+
 def _labels(pair):
     return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
 
@@ -204,9 +225,11 @@ def verdict_line(comparison, regressed, threshold):
     open_rows = [c for c in comparison if c["verdict"] == "~" and c.get("ci_high", 0) > 1 + threshold]
     if not open_rows:
         return line
-    widest = max(open_rows, key=lambda c: c["ci_high"])
-    return (f"{line}; not excluded either: {widest['column']}'s CI for {widest['command']} reaches "
-            f"{(widest['ci_high'] - 1) * 100:+.1f} %, beyond the {threshold * 100:g} % threshold "
+    by_command = {}
+    for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
+        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
+    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
+    return (f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold "
             "(more --reruns, or --until-decided, would tell)")
 
 
@@ -223,7 +246,8 @@ def _report(measured, options, args, ab, compare_mod):
         labels = _labels(pair)
         if args.format == "text" or args.format == "markdown":
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
-            parts.append(output.verdict_table(rows, labels, markdown=args.format == "markdown"))
+            parts.append("\n".join(filter(None, [ab.machines_warning(directory),
+                                                  output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
             parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + ab.summary(run)
                          + ("\n\n" + sequential if sequential else ""))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 from analysis.core.argtypes import positive_int
-from analysis.core.paths import RESULTS
+from analysis.core import paths
 from analysis.tools.commands import spec
 
-HIDDEN_IN_CONTAINER = ("/tmp", "/run")   # BenchExec's container shows neither
 
 
 def non_negative_int(text):
@@ -35,7 +34,7 @@ def add_command_options(parser):
                        "'none': split into words and execute without a shell")
     group.add_argument("--repeat", type=positive_int, metavar="K",
                        help="K executions per BenchExec run, reported per execution (for commands shorter than "
-                            "BenchExec's cost per run; see the README for the trade-off)")
+                            "BenchExec's cost per run; docs/commands.md says the trade-off)")
     group.add_argument("--export-json", type=Path, metavar="FILE", help="hyperfine's JSON plus the kit's fields on the invocations")
     group.add_argument("--export-markdown", type=Path, metavar="FILE", help="hyperfine's Markdown table")
     group.add_argument("--export-csv", type=Path, metavar="FILE", help="hyperfine's CSV columns plus the kit's")
@@ -51,8 +50,9 @@ def given_command_options(args):
 def options_from(args, container=True):
     """spec.Options from the arguments; the commands run in the current directory."""
     cwd = os.getcwd()
-    if container and any(cwd == d or cwd.startswith(d + "/") for d in HIDDEN_IN_CONTAINER):
-        raise spec.CommandError(f"{cwd}: BenchExec's container hides {', '.join(HIDDEN_IN_CONTAINER)}; run the commands "
+    hidden = paths.hidden_in_container(cwd)
+    if container and hidden:
+        raise spec.CommandError(f"{cwd}: BenchExec's container hides {hidden}; run the commands "
                                 "from another directory (or with --no-container)")
     return spec.Options(runs=args.runs or 10, warmup=args.warmup or 0, prepare=args.prepare or "",
                         shell=args.shell or "sh", repeat=args.repeat or 1, cwd=cwd,
@@ -68,9 +68,10 @@ def stamp():
 
 
 def latest(kind, manifest):
-    found = sorted(p.parent for p in (RESULTS / kind).glob("*/" + manifest))
+    root = paths.user_results().root / kind
+    found = sorted(p.parent for p in root.glob("*/" + manifest))
     if not found:
-        raise spec.CommandError(f"nothing to resume under {RESULTS / kind}; give --output")
+        raise spec.CommandError(f"nothing to resume under {root}; give --output")
     return found[-1]
 
 
@@ -89,7 +90,7 @@ def add_parser(commands):
     parser.add_argument("commands", nargs="*", metavar="CMD", help="shell command (quote it); omit with --resume")
     parser.add_argument("--reruns", type=positive_int, default=5, help="benchexec invocations (default 5; 2 at least "
                         "to see how far the mean moves between invocations)")
-    parser.add_argument("--output", type=Path, help="directory (default: results/bench/DATE)")
+    parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("bench/DATE") + ")")
     parser.add_argument("--resume", action="store_true", help="continue the bench run in --output (default: the latest)")
     parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
     add_command_options(parser)
@@ -107,12 +108,14 @@ def run(args):
     else:
         options = options_from(args, container=not args.no_container)
         commands = spec.expand(args.commands, options)
-        outdir = (args.output or RESULTS / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
+        where = paths.user_results()
+        outdir = (args.output or where.root / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
         record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
     steps_loop.hold(outdir)  # one timekit per directory, from here to the figures
     options = spec.Options(**record.options)
+    note = "" if args.resume or args.output else where.note()
     print(f"bench: {len(record.commands)} command(s), {record.reruns} invocations of {options.runs} runs each"
-          + (f" after {options.warmup} warmup run(s)" if options.warmup else "") + f"; results in {outdir}",
+          + (f" after {options.warmup} warmup run(s)" if options.warmup else "") + f"; results in {outdir}{note}",
           file=sys.stderr, flush=True)
     try:
         bench.run_pending(record, outdir)

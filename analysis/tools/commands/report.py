@@ -5,6 +5,7 @@ import sys
 from analysis.core.errors import UserError
 from analysis.sweep.load import load_tables
 from analysis.tools.commands import export as export_mod
+from analysis.tools.commands import failures
 from analysis.tools.commands import figures as figures_mod
 from analysis.tools.commands import output
 
@@ -17,8 +18,7 @@ def measured(directory, commands, options):
     for command in commands:
         f = figures_mod.command_figures(tables, command, options)
         if f is None:
-            raise UserError(f"{command.text}: no run finished normally in {directory}; its output is in the "
-                            f"*.logfiles.zip there (or run it by hand in {options.cwd})")
+            raise UserError(failures.explain(tables, command, directory).line())
         found.append(f)
     return found, figures_mod.benchexec_cost(tables, options)
 

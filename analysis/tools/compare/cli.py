@@ -1,6 +1,7 @@
 """`timekit compare BASE NEW`: the parser and the command (analysis/cli.py lists it)."""
 
 import argparse
+import sys
 import textwrap
 from pathlib import Path
 
@@ -46,19 +47,27 @@ def add_parser(commands):
 
 
 def run(args):
+    from analysis.core.results import machines
     from analysis.sweep.load import load_tables
     from analysis.tools.compare import repeated as compare_mod
 
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    wanted = {"status", "category", *columns} | paired_output.wanted_columns(args.columns)
+    wanted = {"status", "category", "host", *columns} | paired_output.wanted_columns(args.columns)
     base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
     new = load_tables(args.new, wanted)[:2]
+    measured = {"base": machines.of_tables(base[0]), "new": machines.of_tables(new[0])}
+    warning = machines.warning(measured["base"], measured["new"])
+    if warning:  # before the table; on stderr where stdout is JSON
+        print(warning, file=sys.stderr if args.format == "json" else sys.stdout, flush=True)
     if paired_output.applies(args, base[0], new[0]):
         sides = [base[0], new[0]]
         del base, new  # run() frees each side's tables once it has its run sets
-        return paired_output.run(args, sides)
+        return paired_output.run(args, sides, machines.environment(measured))
     result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold, per_task=args.per_task)
     if result.nothing and not result.not_compared:
         raise UserError(f"{args.base} and {args.new} share no run definition, input and column")
-    print(compare_mod.render(result, args.format, args.alpha, args.threshold))
+    from analysis.tools.commands import ab_input
+
+    labels = ab_input.labels_of(args.base, args.new)   # an ab folder's sides: its commands, not 'command'
+    print(compare_mod.render(result, args.format, args.alpha, args.threshold, labels))
     return compare_mod.exit_code(result)

@@ -137,8 +137,14 @@ class PairedResult:
         under = under_label(self.min_cputime)
         columns = [col for c in self.comparisons for col in c.columns]
         if columns and all(col.left_out.get(under) for col in columns):
-            return (f"nothing compared: every task under --min-cputime {self.min_cputime:g} s "
-                    "(lower it to compare them)")
+            left_out = max((col.left_out for col in columns), key=lambda d: sum(d.values()))
+            total, n_under = sum(left_out.values()), left_out[under]
+            if n_under == total:
+                return (f"nothing compared: every task under --min-cputime {self.min_cputime:g} s "
+                        "(lower it to compare them)")
+            others = ", ".join(f"{n} {reason}" for reason, n in left_out.items() if reason != under and n)
+            return (f"nothing compared: {n_under} of {total} tasks under --min-cputime {self.min_cputime:g} s "
+                    f"(lower it to compare them), the other {total - n_under}: {others}")
         return "nothing compared: no task finished normally with valid values on both sides"
 
     @property
@@ -154,7 +160,8 @@ class PairedResult:
                 f"Wilcoxon signed-rank test on the log ratios, Holm over all run-set x column rows (and, per task set, "
                 f"over the task sets), alpha {self.alpha}; slower/faster only when p < alpha and the geometric mean is "
                 f"beyond {self.threshold:.1%} on the side the signed ranks point to (mixed where they point the other "
-                "way), else ~. faster/slower: share of tasks beyond the threshold. Exit 1 on a "
+                "way), else ~ (for memory: smaller/larger). lower/higher: share of tasks whose value fell/rose beyond the "
+                "threshold (faster/slower for a time, smaller/larger for memory). Exit 1 on a "
                 f"slower time column or on a task newly wrong; exit {NOTHING_COMPARED} when no column has a task left "
                 "to compare.")
 

@@ -43,9 +43,9 @@ def wanted_columns(columns=None):
     return wanted
 
 
-def run(args, sides):
+def run(args, sides, environment=None):
     """`timekit compare` in paired mode on the loaded RunTables of both sides, [base, new]: print
-    the comparison, write the report if asked; the exit code. The list is emptied: each side's
+    the comparison, write the report if asked (`environment`: its Environment rows); the exit code. The list is emptied: each side's
     tables are freed once its run sets are made (a million runs: tens of MB each)."""
     from analysis.tools.compare import paired  # scipy: only when comparing, not for --help
     from analysis.tools.compare import paired_text
@@ -61,6 +61,6 @@ def run(args, sides):
     if getattr(args, "report", None):
         from analysis.tools.compare import paired_plots
 
-        written = paired_plots.write(result, args.report)
+        written = paired_plots.write(result, args.report, environment)
         print(f"report: {written['html']} (figures: {', '.join(p.name for p in written['png'])})", file=sys.stderr)
     return result.exit_code

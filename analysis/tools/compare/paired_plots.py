@@ -189,11 +189,12 @@ def section(result, section_id="paired", title=None, drawn=None):
     return out
 
 
-def write(result, outdir):
-    """report.html/json (+ samples.csv, empty) and one PNG per figure into outdir; their paths."""
+def write(result, outdir, environment=None):
+    """report.html/json (+ samples.csv, empty) and one PNG per figure into outdir; their paths.
+    `environment`: the Environment rows (machines and limits of both sides)."""
     outdir = Path(outdir)
     drawn = [figures(c, result.threshold) for c in result.comparisons]
-    report = Report(title="timekit compare: paired over tasks")
+    report = Report(title="timekit compare: paired over tasks", environment=dict(environment or {}))
     report.sections.append(section(result, drawn=drawn))
     report.data["paired"] = paired.jsonable(result)
     paths = write_report(report, outdir)

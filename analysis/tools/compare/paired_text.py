@@ -38,9 +38,9 @@ def left_out_text(left_out):
     return "; ".join(f"{n} {reason}" for reason, n in _shown(left_out))
 
 
-STAT_HEADER = ["column", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxon p (Holm)", "faster", "slower",
+STAT_HEADER = ["column", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxon p (Holm)", "lower", "higher",
                "verdict", "median base → new", "left out"]
-BLOCK_HEADER = ["task set", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxon p (Holm)", "faster", "slower", "verdict"]
+BLOCK_HEADER = ["task set", "tasks", "new/base (geo. mean)", "95 % CI", "Wilcoxon p (Holm)", "lower", "higher", "verdict"]
 
 
 def stat_cells(stat, first):
@@ -113,10 +113,8 @@ def summary_lines(c):
         lines.append(f"only in new: {', '.join(c.only_new_tasks)}{' …' if c.only_new > len(c.only_new_tasks) else ''}")
     for side, n in c.duplicates.items():
         lines.append(f"{side}: {n} task name(s) occur more than once (no properties to tell them apart); paired in file order.")
-    if c.score_base is not None:
+    if c.score_base is not None:   # only for tasks with properties: no line where there is no score
         lines.append(f"score: {c.score_base:g} → {c.score_new:g} ({c.score_method}).")
-    else:
-        lines.append(f"score: none ({c.score_method}).")
     wrong = f"newly wrong: {c.newly_wrong}"
     if c.newly_wrong_tasks:
         wrong += f" ({', '.join(c.newly_wrong_tasks)}{' …' if c.newly_wrong > len(c.newly_wrong_tasks) else ''})"

@@ -71,7 +71,10 @@ def outcomes(table, finished=None) -> np.ndarray:
 
 
 def scores(table, codes):
-    """(score per run, how it was obtained), or (None, why not)."""
+    """(score per run, how it was obtained), or (None, why not). Without any property (no SV-COMP
+    task) there is no score to state: a column of zeros would read as one."""
+    if not any(table.properties.tolist()):
+        return None, "no task has a property, so there is no SV-COMP score"
     if "score" in table.columns:
         return table.columns["score"], "the file's score column"
     if not np.isin(codes, (CORRECT, WRONG)).any():

@@ -27,6 +27,7 @@ from analysis.core.tasks import input_of
 from analysis.tools.compare import reruns, task_sets
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
+MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
 NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
@@ -184,12 +185,14 @@ def _judged(result, alpha, threshold):
     for row, p in zip(result.rows, stats.holm([r.welch_p for r in result.rows]) if result.rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
+        if row.column in MEMORY_COLUMNS:   # memory grows or shrinks; it is not slower or faster
+            row.verdict = {"slower": "larger", "faster": "smaller"}.get(row.verdict, row.verdict)
     return result
 
 
 def regressed(rows):
-    """Whether any row is a significant slowdown beyond the threshold (the CI gate)."""
-    return any(r.verdict == "slower" for r in rows)
+    """Whether any row is a significant slowdown (or memory growth) beyond the threshold (the CI gate)."""
+    return any(r.verdict in ("slower", "larger") for r in rows)
 
 
 def exit_code(result):
@@ -211,9 +214,9 @@ def _left_out_cell(r):
     return f"{validity.describe(r.left_out_base) or 0} / {validity.describe(r.left_out_new) or 0}"
 
 
-def _cells(r):
+def _cells(r, labels=None):
     share = f"{r.between_share:.0%}" if r.unit != "run" and np.isfinite(r.between_share) else "–"
-    return [r.rundefinition, r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
+    return [(labels or {}).get(r.rundefinition, r.rundefinition), r.input, r.column, f"{r.reruns_base}/{r.reruns_new}", str(r.n_base), str(r.n_new),
             _left_out_cell(r), f"{r.mean_base:.6g}", f"{r.mean_new:.6g}",
             f"{100 * (r.ratio - 1):+.2f} %", f"{100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} %",
             fmt.p_value(r.p_holm), fmt.p_value(r.mannwhitney_p), share, r.verdict]
@@ -221,7 +224,7 @@ def _cells(r):
 
 def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
-    text = (f"verdict: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
+    text = (f"method: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
             f"|change| > {threshold:.1%}, else ~. left out (base / new): runs that did not finish normally or whose "
             "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:
@@ -243,13 +246,15 @@ def legend(rows, alpha, threshold):
     return text
 
 
-def render(result, fmt, alpha, threshold):
+def render(result, fmt, alpha, threshold, labels=None):
+    """`labels`: what to print for a run definition (an ab folder's commands, 'base → new')."""
     rows = result.rows
     note = legend(rows, alpha, threshold)
     if fmt == "json":
         return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
                            "not_compared": result.not_compared, "nothing_compared": result.nothing,
-                           "regression": regressed(rows), "method": note}, indent=2, default=str)
+                           "regression": regressed(rows), "method": note,
+                           **({"labels": labels} if labels else {})}, indent=2, default=str)
     tail = "".join(f"\n{line}" for line in result.not_compared)
     if result.nothing:
         return NOTHING + tail
@@ -257,7 +262,7 @@ def render(result, fmt, alpha, threshold):
     # the limitation first, where a reader of a CI log sees it
     first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
              "per side (timekit ab) to have it measured.\n\n") if single else ""
-    table = [HEADER] + [_cells(r) for r in rows]
+    table = [HEADER] + [_cells(r, labels) for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(row) + " |" for row in table]
         lines.insert(1, "|" + "---|" * len(HEADER))

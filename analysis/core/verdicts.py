@@ -162,7 +162,8 @@ def _ci_text(est):
     low, high = est.widened()
     grid = f", widened by half the {format_value(est.grid, est.scale)} grid step" if est.grid else ""
     method = f" ({est.method})" if est.method else ""
-    return f"{format_value(est.value, est.scale)}, CI [{format_value(low, est.scale)}, {format_value(high, est.scale)}]{grid}{method}; {est.replication()}"
+    value, low, high = (format_value(x, est.scale) for x in (est.value, low, high))
+    return f"{value}, CI [{low}, {high}]{grid}{method}; {est.replication()}"
 
 
 def never(why, cause="bound"):

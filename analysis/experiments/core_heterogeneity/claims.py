@@ -144,7 +144,8 @@ def slower_cores_save_no_energy(groups, energy_rows, energy_note):
         "confirmed" if rho.pvalue < CORRELATION_ALPHA else "inconclusive")
     return Finding(claim, verdict, id=id,
                    why=f"Spearman rho {rho.statistic:.3f}, p = {rho.pvalue:.3g}, {len(cg_rows)} cores",
-                   decide=_cores_to_decide(rho.statistic), evidence=f"cg: Spearman rho between per-core mean time and mean energy = {rho.statistic:.3f}, "
+                   decide=_cores_to_decide(rho.statistic),
+                   evidence=f"cg: Spearman rho between per-core mean time and mean energy = {rho.statistic:.3f}, "
                    f"p = {rho.pvalue:.3g}, {len(cg_rows)} cores. {energy_note}")
 
 

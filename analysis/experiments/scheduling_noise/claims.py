@@ -142,7 +142,8 @@ def time_lost_per_ms(gaps, figures):
     judged = verdicts.about(est, SEED_LOST_US_PER_MS) if est else _undecided("a traced time")
     return _judged(
         f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts (seed 004, A1.4)",
-        "time-lost-per-ms", judged, label="µs lost per ms", evidence=f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
+        "time-lost-per-ms", judged, label="µs lost per ms",
+        evidence=f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
         f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. {judged.evidence}",
     )
 
@@ -170,7 +171,8 @@ def tsc_counts_cycles(clocks, runs):
     est = estimate([v for v, _ in ratios], [i for _, i in ratios], what="core clock / TSC rate", confidence=0.90)
     judged = verdicts.no_effect(est, CYCLES_TOLERANCE) if est else _undecided("both clocks")
     return _judged(
-        claim, "tsc-counts-cycles", judged, label="core clock / TSC rate", evidence=f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
+        claim, "tsc-counts-cycles", judged, label="core clock / TSC rate",
+        evidence=f"core clock {core / 1e6:.0f} MHz ({clocks.core_reading.how}), TSC {tsc / 1e6:.1f} MHz; the TSC is invariant "
         "(constant_tsc, nonstop_tsc): it ticks at a fixed rate whatever the core clock does. "
         f"{judged.evidence}",
     )
@@ -188,7 +190,8 @@ def tsc_frequency_is_the_kernels(clocks, runs):
                    what="TSC rate / the kernel's", confidence=0.90)
     judged = verdicts.no_effect(est, TSC_TOLERANCE) if est else _undecided("a TSC rate")
     return _judged(
-        TSC_FREQUENCY_CLAIM, "tsc-frequency-is-the-kernels", judged, label="TSC rate / the kernel's", evidence=f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "
+        TSC_FREQUENCY_CLAIM, "tsc-frequency-is-the-kernels", judged, label="TSC rate / the kernel's",
+        evidence=f"{clocks.tsc / 1e6:.4f} MHz against {hz / 1e6:.4f} MHz ({label}): {100 * deviation:+.5f} %. "
         f"Clock source {', '.join(clocks.clocksources)}"
         + (": the kernel derives CLOCK_MONOTONIC_RAW from the TSC with this frequency, so this checks the measurement. "
            if clocks.clocksources == ["tsc"] else ". ") + judged.evidence,

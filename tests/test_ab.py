@@ -123,6 +123,25 @@ def test_ab_finds_a_heavier_input_slower_and_stops_when_the_ci_is_narrow(program
     text = log_path.read_text()
     assert code == 1, text
     assert "slower" in text and "CI half-width" in text and "< 50 % after 3 reruns per side" in text, text
+    [verdict] = [line for line in text.splitlines() if line.startswith("verdict:")]   # one answer, last
+    assert verdict.startswith("verdict: regression: ") and "cputime slower" in verdict and verdict.endswith("(exit 1)")
+
+
+@pytest.mark.unit
+def test_the_verdict_line_of_definitions_names_the_regressing_rows():
+    from analysis.tools.compare import repeated
+
+    def row(column, verdict, ratio):
+        return repeated.Row("rd", "task", column, 10, 10, 0, 0, 1.0, ratio, ratio, ratio - 0.01, ratio + 0.01, 0.001, 0.01,
+                            verdict=verdict)
+
+    worse = repeated.Result([row("cputime", "slower", 1.05), row("memory", "larger", 1.2), row("walltime", "~", 1.0)], [])
+    assert repeated.verdict_line(worse) == ("verdict: regression: rd cputime slower (+5.0 %); rd memory larger (+20.0 %) "
+                                            "(exit 1)")
+    assert repeated.exit_code(worse) == 1
+    fine = repeated.Result([row("cputime", "faster", 0.9)], [])
+    assert repeated.verdict_line(fine).endswith("(exit 0)") and repeated.exit_code(fine) == 0
+    assert repeated.verdict_line(repeated.Result([], ["x"])) == "verdict: nothing compared (exit 3)"
 
 
 @pytest.mark.unit

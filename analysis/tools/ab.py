@@ -317,6 +317,8 @@ def run(args):
         text = json.dumps(data, indent=2, default=str)
     else:
         text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
+        if not args.per_task:  # the per-task comparison ends with its own verdict line
+            text += "\n" + compare_mod.verdict_line(result)
         text = "\n".join(filter(None, [machines_warning(outdir), text]))
     print(text)
     return compare_mod.exit_code(result)

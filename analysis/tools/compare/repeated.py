@@ -195,6 +195,18 @@ def regressed(rows):
     return any(r.verdict in ("slower", "larger") for r in rows)
 
 
+def verdict_line(result, labels=None):
+    """The gate's answer in one last line, as `timekit ab` on commands ends: the rows that regress
+    (slower, or larger for memory) and exit 1, nothing compared and exit 3, else exit 0."""
+    if result.nothing:
+        return f"verdict: nothing compared (exit {NOTHING_COMPARED})"
+    worse = [f"{(labels or {}).get(r.rundefinition, r.rundefinition)} {r.column} {r.verdict} ({(r.ratio - 1) * 100:+.1f} %)"
+             for r in result.rows if r.verdict in ("slower", "larger")]
+    if worse:
+        return f"verdict: regression: {'; '.join(worse)} (exit 1)"
+    return "verdict: no significant slowdown beyond the threshold (exit 0)"
+
+
 def exit_code(result):
     """1 on a regression, NOTHING_COMPARED when no row had values, else 0."""
     if regressed(result.rows):

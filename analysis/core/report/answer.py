@@ -98,8 +98,9 @@ def _comparisons(report, findings):
         per_column.append(f"{column} about M = {m}" if m else f"{column} more than {MAX_INVOCATIONS}")
     reruns = _by_suffix(findings, "discipline/reruns-differ")
     text = (f"Comparing two builds: invocation means of one task vary by {', '.join(f'{v:.1%} ({k})' for k, v in cvs.items())} "
-            f"here, so a {CHANGE:.0%} change needs {' and '.join(per_column)} invocations a side (t interval, 95 %); "
-            "timekit ab runs them and timekit plan sizes them for your command.")
+            f"here, so a 95 % interval of a change narrower than ±{CHANGE:.0%} takes {' and '.join(per_column)} "
+            "invocations a side (t interval of the ratio of means, two sides of M); timekit ab runs them and "
+            "timekit plan sizes them for your command.")
     return _line("comparisons", text, reruns)
 
 

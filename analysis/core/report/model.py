@@ -6,6 +6,8 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.core.verdicts import decide_of
+
 #: The verdicts a finding can have, in the order the summary counts them.
 VERDICTS = ("confirmed", "refuted", "inconclusive", "not testable here")
 
@@ -67,7 +69,6 @@ class Finding:
         if self.verdict != "inconclusive":
             self.decide = None
         elif self.decide is None:
-            from analysis.core.verdicts import decide_of
             self.decide = decide_of(self.parts)
 
 

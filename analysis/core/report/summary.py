@@ -21,17 +21,14 @@ def number(value, unit):
     return format_value(value, unit or "ratio")
 
 
+_RESTS_ON = {"reruns": "M = {m} reruns", "cases": "{n} cases", "samples": "n = {n} samples",
+             "bracket": "two measured points", "pooled": "one pooled figure"}
+
+
 def sizes(part):
-    """'M = 5 reruns', 'n = 30 runs', '180 cases': what the part's interval rests on."""
-    if part.replication == "reruns":
-        return f"M = {part.m} reruns"
-    if part.replication == "cases":
-        return f"{part.n} cases"
-    if part.replication == "bracket":
-        return "two measured points"
-    if part.replication == "pooled":
-        return "one pooled figure"
-    return f"n = {part.n} {'samples' if part.replication == 'samples' else 'runs'}"
+    """'M = 5 reruns', 'n = 30 runs', '180 cases': what the part's interval rests on, in short (the
+    evidence's long form is Estimate.replication)."""
+    return _RESTS_ON.get(part.replication, "n = {n} runs").format(m=part.m, n=part.n)
 
 
 def interval(part, with_sizes=True):

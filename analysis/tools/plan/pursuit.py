@@ -33,6 +33,8 @@ import math
 
 import scipy.stats
 
+from analysis.tools.plan import run_summary
+
 
 GIVE_UP_FROM = 5  # before this M the SE itself rests on too few reruns to give a claim up
 SPREAD_CONFIDENCE = 0.9  # the forecast's SD: the lower bound of its one-sided 90 % interval
@@ -73,13 +75,13 @@ def give_up(record, waiting, reruns, allowed):
         return []
     new = []
     for finding in waiting:
-        if finding.id in given_up or finding.claim in given_up:
+        if run_summary.recorded(given_up, finding):
             continue
         needed = needed_reruns(finding, reruns, allowed)
         if needed is None or needed <= allowed:
             continue
         needs = "no number of reruns decides it on its grid" if math.isinf(needed) else f"needs about M = {needed}"
-        given_up[finding.id or finding.claim] = {"claim": finding.claim,
+        given_up[run_summary.key(finding)] = {"claim": finding.claim,
             "reruns": reruns, "needed": None if math.isinf(needed) else needed, "allowed": allowed,
             "why": (f"Not pursued from look M = {reruns}: {needs} even with its estimate one SE nearer a "
                     f"decision, the budget allows {allowed}.")}

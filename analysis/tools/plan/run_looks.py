@@ -86,16 +86,6 @@ def applied(sweep):
             replication.SEQUENTIAL_LOOK.reset(token)
 
 
-def key(finding):
-    """What sweep.json keys a finding by: its id (records of earlier versions: its claim)."""
-    return finding.id or finding.claim
-
-
-def recorded(mapping, finding):
-    """The entry a record holds for the finding, by id or, in an earlier version's record, claim."""
-    return mapping.get(key(finding)) or mapping.get(finding.claim)
-
-
 def sequential(finding):
     """Whether the finding was judged on a repeated interval (some part of it)."""
     return any(part.repeated for part in finding.parts)
@@ -106,9 +96,9 @@ def record_decisions(record, findings, m):
     first time (verdict, M, evidence); returns their claims."""
     decided = record.setdefault("decided", {})
     new = [f for f in findings
-           if f.verdict in run_summary.DECIDED and sequential(f) and not recorded(decided, f)]
+           if f.verdict in run_summary.DECIDED and sequential(f) and not run_summary.recorded(decided, f)]
     for f in new:
-        decided[key(f)] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence, "claim": f.claim}
+        decided[run_summary.key(f)] = {"verdict": f.verdict, "reruns": m, "evidence": f.evidence, "claim": f.claim}
     return [f.claim for f in new]
 
 
@@ -119,21 +109,21 @@ def settled(findings, record):
     decided, given_up = (record or {}).get("decided", {}), (record or {}).get("given_up", {})
     out = []
     for f in findings:
-        d = recorded(decided, f)
+        d = run_summary.recorded(decided, f)
         if d and d["evidence"] != f.evidence:  # judged again after its look (at that look it is the decision itself)
             now = "" if f.verdict == d["verdict"] else f" (Judged again on all the data it would read {f.verdict}.)"
             f = dataclasses.replace(f, verdict=d["verdict"], evidence=(
                 f"{KEPT.format(m=d['reruns'])}: a group-sequential decision stands while later rounds run for "
                 f"other claims. {d['evidence']}{now}"))
-        elif recorded(given_up, f) and f.verdict == "inconclusive":
-            f = dataclasses.replace(f, evidence=f"{f.evidence} {recorded(given_up, f)['why']}")
+        elif run_summary.recorded(given_up, f) and f.verdict == "inconclusive":
+            f = dataclasses.replace(f, evidence=f"{f.evidence} {run_summary.recorded(given_up, f)['why']}")
         out.append(f)
     return out
 
 
 def decided_at(finding, record):
     """The look M at which a kept decision on the finding was taken (0 when it is not one)."""
-    d = recorded((record or {}).get("decided", {}), finding)
+    d = run_summary.recorded((record or {}).get("decided", {}), finding)
     return d["reruns"] if d and d["verdict"] == finding.verdict else 0
 
 
@@ -141,7 +131,7 @@ def waiting(findings, record=None):
     """The inconclusive findings judged on a repeated interval and not decided at an earlier
     look: what one more round may decide."""
     decided = (record or {}).get("decided", {})
-    return [f for f in findings if f.verdict == "inconclusive" and sequential(f) and not recorded(decided, f)]
+    return [f for f in findings if f.verdict == "inconclusive" and sequential(f) and not run_summary.recorded(decided, f)]
 
 
 def add_rerun(experiment, sweep):
@@ -182,8 +172,8 @@ def _preset_verdicts(outdir, sweep, record, judge, clock):
         findings = judge(outdir)
     seconds = round(clock() - started, 3)
     record["judge_seconds"] += seconds
-    return {"reruns": sweep.reruns, "judge_seconds": seconds, "verdicts": {key(f): f.verdict for f in findings},
-            "claims": {key(f): f.claim for f in findings}}
+    return {"reruns": sweep.reruns, "judge_seconds": seconds, "verdicts": {run_summary.key(f): f.verdict for f in findings},
+            "claims": {run_summary.key(f): f.claim for f in findings}}
 
 
 def _look(outdir, sweep, record, judge, clock):
@@ -215,13 +205,13 @@ def _say(experiment, sweep, record, look, undecided, out):
           f"{', the final look' if look['final'] else ''}): {len(undecided)} claim(s) still undecided, "
           f"{_clock(max(look_budget.left(sweep, record), 0))} of the budget left, the budget allows M = {look['allowed']}"
           + "".join(f"\n  decided: {c}" for c in look["decided"])
-          + "".join(f"\n  undecided: {f.claim}" + (f" (not pursued: {recorded(given_up, f)['why']})"
-                                                   if recorded(given_up, f) else "")
+          + "".join(f"\n  undecided: {f.claim}" + (f" (not pursued: {run_summary.recorded(given_up, f)['why']})"
+                                                   if run_summary.recorded(given_up, f) else "")
                     for f in undecided), file=out, flush=True)
 
 
 def _stop_reason(sweep, record, look, undecided):
-    pursued = [f for f in undecided if not recorded(record["given_up"], f)]
+    pursued = [f for f in undecided if not run_summary.recorded(record["given_up"], f)]
     if not undecided:
         return "every claim judged on a repeated interval is decided"
     if not pursued:

@@ -37,14 +37,19 @@ def tally(record, findings):
     return line
 
 
-def _key(finding):
-    """A finding's key in sweep.json's record (run_looks.key: its id; an earlier version's: its claim)."""
+def key(finding):
+    """What sweep.json's record keys a finding by: its id (an earlier version's record: its claim)."""
     return finding.id or finding.claim
+
+
+def recorded(mapping, finding):
+    """The entry a record holds for the finding, by id or, in an earlier version's record, claim."""
+    return mapping.get(key(finding)) or mapping.get(finding.claim)
 
 
 def _preset_sentence(preset, findings):
     before = set(_decided(preset["verdicts"]))
-    claims = {**preset.get("claims", {}), **{_key(f): f.claim for f in findings}}
+    claims = {**preset.get("claims", {}), **{key(f): f.claim for f in findings}}
     before_claims = {claims.get(k, k) for k in before}
     now = {f.claim: f.verdict for f in findings if f.verdict in DECIDED}
     gained = [f"{short(c)} ({v})" for c, v in now.items() if c not in before_claims and c not in before]

@@ -1,8 +1,10 @@
 /*
- * cmdrun: runs one benchmarked command for tool_info.command (`timekit bench`, `timekit ab 'CMD' 'CMD'`).
+ * cmdrun: runs one benchmarked command for tool_info.command (`timekit bench`, `timekit ab 'CMD' 'CMD'`),
+ * or a pair of commands timed together (`timekit ab` with blocks or duet).
  *
  * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--escaped]
  *               -- COMMAND [ARG...]
+ *        cmdrun [the options above] [--seed N] [--duet] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
  *        cmdrun --version
  *
  * With a shell (default sh) COMMAND is one string, run as `SHELL -c COMMAND SHELL ARG...` (the ARGs
@@ -19,14 +21,31 @@
  * --escaped: COMMAND and --prepare carry %24 for '$', %7E for '~' and %25 for '%', because
  * BenchExec expands $VARIABLES and ~ in every argument before the run; the shell gets them intact.
  *
- * Exit code: the first failing execution's (128 + signal for a signal), 2 on bad usage or a
- * failed --prepare, else 0.
+ * Pairs: a lone `---` among the words splits them into side a and side b, each a command as above.
+ * A and B timed in separate runs meet the machine at different moments (other load, heat, clock
+ * changes); timed in pairs they meet it together, and ln(b/a) per pair cancels what both met. Each
+ * of the K executions is a pair, one line per side in the order they started, `cmdrun-execution K
+ * side=a|b wall=S user=S sys=S status=N [core=C]`, each side after its own --prepare. Back to back
+ * (default), the order in pair k is the low bit of the k-th splitmix64 value from --seed N (0: a
+ * first; default seed 0): neither side always runs second, on caches the other warmed, and a seed
+ * repeats its orders. --duet starts both at once, pinned to the first two CPUs of cmdrun's CPU
+ * set (a on the first in odd pairs, on the second in even ones: a faster core favours neither),
+ * released together once both are forked and prepared; each is timed from the release to its own
+ * end. It needs two CPUs in the set. The summary is then a-walltime, a-cputime, b-walltime,
+ * b-cputime (means per execution, s), logratio-walltime and logratio-cputime (the mean over the
+ * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
+ * duet=1.
+ *
+ * Exit code: the first failing execution's (128 + signal for a signal), 2 on bad usage, a
+ * failed --prepare or --duet without two CPUs, else 0.
  */
 #define _GNU_SOURCE
 
 #define NAME "cmdrun"
 #include "kit.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -36,7 +55,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
-                    "[--escaped] -- COMMAND [ARG...] | --version\n");
+                    "[--escaped] [--seed N] [--duet] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
 }
 
 /* %24 -> '$', %7E -> '~', %25 -> '%', in place */
@@ -63,9 +82,31 @@ static double seconds(struct timeval t)
     return (double)t.tv_sec + (double)t.tv_usec * 1e-6;
 }
 
+/* The exit status as a shell reports it (128 + signal) */
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The argv that runs the n words (NULL-terminated): `SHELL -c WORD0 SHELL WORD1...`, or the words
+ * themselves with `--shell none`; NULL if out of memory */
+static char **command_argv(const char *shell, char **words, int n)
+{
+    if (strcmp(shell, "none") == 0) return words;
+    char **argv = calloc((size_t)n + 4, sizeof *argv);
+    if (!argv) return NULL;
+    argv[0] = (char *)shell;
+    argv[1] = "-c";
+    argv[2] = words[0];
+    argv[3] = (char *)shell;
+    for (int k = 1; k < n; k++) argv[3 + k] = words[k];
+    return argv;
+}
+
 /* fork, exec argv, wait4; the exit status as a shell reports it (128 + signal), -1 if fork failed */
 static int run(char **argv, struct rusage *usage_out)
 {
+    fflush(stdout); /* the child's copy of the buffer is never written, but keeps the lines in order */
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, NAME ": fork failed: %s\n", strerror(errno));
@@ -82,7 +123,106 @@ static int run(char **argv, struct rusage *usage_out)
             fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
             return -1;
         }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code(status);
+}
+
+/* One timed execution of a side */
+struct execution {
+    double wall;
+    struct rusage ru;
+    int code, core; /* core -1: not pinned */
+};
+
+/* Both sides at once: side s forked and pinned to cores[s], then both released by closing a pipe
+ * they wait on; each one's wall time runs from the release to the wait4 that reaped it. Returns 0,
+ * or -1 (said on stderr) when they could not be started; never returns with a child left. */
+static int duet(char **argv[2], const int cores[2], struct execution ex[2])
+{
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) {
+        fprintf(stderr, NAME ": pipe failed: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    pid_t pid[2] = {-1, -1};
+    for (int s = 0; s < 2; s++) {
+        pid[s] = fork();
+        if (pid[s] < 0) {
+            fprintf(stderr, NAME ": fork failed: %s\n", strerror(errno));
+            break;
+        }
+        if (pid[s] == 0) {
+            close(gate[1]);
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cores[s], &one);
+            if (sched_setaffinity(0, sizeof one, &one) != 0) {
+                fprintf(stderr, NAME ": cannot pin side %c to CPU %d: %s\n", 'a' + s, cores[s], strerror(errno));
+                _exit(127);
+            }
+            char c;
+            while (read(gate[0], &c, 1) < 0 && errno == EINTR) continue;
+            execvp(argv[s][0], argv[s]);
+            fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[s][0], strerror(errno));
+            _exit(127);
+        }
+    }
+    close(gate[0]);
+    if (pid[1] < 0) { /* side a waits at the gate: it never starts */
+        if (pid[0] > 0) {
+            kill(pid[0], SIGKILL);
+            while (waitpid(pid[0], NULL, 0) < 0 && errno == EINTR) continue;
+        }
+        close(gate[1]);
+        return -1;
+    }
+    double start = kit_now();
+    close(gate[1]);
+    for (int left = 2; left > 0;) {
+        int status;
+        struct rusage ru;
+        pid_t done = wait4(-1, &status, 0, &ru);
+        double end = kit_now();
+        if (done < 0) {
+            if (errno == EINTR) continue;
+            fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
+            return -1; /* ECHILD: no child left */
+        }
+        int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
+        if (s < 0) continue;
+        ex[s].wall = end - start;
+        ex[s].ru = ru;
+        ex[s].code = exit_code(status);
+        ex[s].core = cores[s];
+        left--;
+    }
+    return 0;
+}
+
+/* Sums over the executions of one side (or of the single command) */
+struct tally {
+    double wall, user, sys;
+};
+
+/* Print the line of execution k (side -1: the single command) and add it up; returns its exit code */
+static int report(long k, int side, const struct execution *ex, struct tally *t)
+{
+    double user = seconds(ex->ru.ru_utime), sys = seconds(ex->ru.ru_stime);
+    printf("cmdrun-execution %ld", k);
+    if (side >= 0) printf(" side=%c", 'a' + side);
+    printf(" wall=%.9f user=%.6f sys=%.6f status=%d", ex->wall, user, sys, ex->code);
+    if (ex->core >= 0) printf(" core=%d", ex->core);
+    printf("\n");
+    t->wall += ex->wall;
+    t->user += user;
+    t->sys += sys;
+    return ex->code;
+}
+
+/* ln(b / a), NAN unless both are positive */
+static double logratio(double a, double b)
+{
+    return a > 0 && b > 0 ? log(b / a) : NAN;
 }
 
 int main(int argc, char **argv)
@@ -91,10 +231,12 @@ int main(int argc, char **argv)
     const char *cwd = NULL, *shell = "sh";
     char *prepare = NULL;
     long repeat = 1;
-    int warmup = 0, escaped = 0, i = 1;
+    uint64_t seed = 0;
+    int warmup = 0, escaped = 0, duet_mode = 0, seeded = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--warmup") == 0) warmup = 1;
         else if (strcmp(argv[i], "--escaped") == 0) escaped = 1;
+        else if (strcmp(argv[i], "--duet") == 0) duet_mode = 1;
         else if (i + 1 < argc && strcmp(argv[i], "--cwd") == 0) cwd = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--shell") == 0) shell = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--prepare") == 0) prepare = argv[++i];
@@ -105,6 +247,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, NAME ": --repeat must be a positive integer, got '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) {
+            char *end;
+            errno = 0;
+            seed = strtoull(argv[++i], &end, 10);
+            if (errno || end == argv[i] || *end || argv[i][0] < '0' || argv[i][0] > '9') {
+                fprintf(stderr, NAME ": --seed must be an unsigned 64-bit integer, got '%s'\n", argv[i]);
+                return 2;
+            }
+            seeded = 1;
         } else {
             usage();
             return 2;
@@ -114,54 +265,110 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    char **command = argv + i + 1;
-    int ncommand = argc - i - 1;
-    if (escaped) {
-        for (int k = 0; k < ncommand; k++) unescape(command[k]);
-        if (prepare) unescape(prepare);
+    /* the words of each side, NULL-terminated: the `---` between them becomes side a's NULL */
+    char **words[2] = {argv + i + 1, NULL};
+    int nwords[2] = {argc - i - 1, 0}, sides = 1;
+    for (int k = 0; k < nwords[0]; k++)
+        if (strcmp(words[0][k], "---") == 0) {
+            words[0][k] = NULL;
+            words[1] = words[0] + k + 1;
+            nwords[1] = nwords[0] - k - 1;
+            nwords[0] = k;
+            sides = 2;
+            break;
+        }
+    if (sides == 2 && (nwords[0] == 0 || nwords[1] == 0)) {
+        fprintf(stderr, NAME ": expected a command on either side of ---\n");
+        return 2;
     }
-    char **exec_argv = command;
-    if (strcmp(shell, "none") != 0) { /* SHELL -c COMMAND SHELL ARG... */
-        exec_argv = calloc((size_t)ncommand + 4, sizeof *exec_argv);
-        if (!exec_argv) return 2;
-        exec_argv[0] = (char *)shell;
-        exec_argv[1] = "-c";
-        exec_argv[2] = command[0];
-        exec_argv[3] = (char *)shell;
-        for (int k = 1; k < ncommand; k++) exec_argv[3 + k] = command[k];
+    if (sides == 1 && (duet_mode || seeded)) {
+        fprintf(stderr, NAME ": --duet and --seed are for two commands: -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]\n");
+        return 2;
     }
+    char **exec_argv[2] = {NULL, NULL};
+    for (int s = 0; s < sides; s++) {
+        if (escaped)
+            for (int k = 0; k < nwords[s]; k++) unescape(words[s][k]);
+        if (!(exec_argv[s] = command_argv(shell, words[s], nwords[s]))) return 2;
+    }
+    if (escaped && prepare) unescape(prepare);
     char *prepare_argv[] = {"sh", "-c", prepare, NULL};
+    int cores[2] = {-1, -1};
+    if (duet_mode) {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) != 0) {
+            fprintf(stderr, NAME ": cannot read the CPU set: %s\n", strerror(errno));
+            return 2;
+        }
+        for (int c = 0, found = 0; c < CPU_SETSIZE && found < 2; c++)
+            if (CPU_ISSET(c, &set)) cores[found++] = c;
+        if (CPU_COUNT(&set) < 2) {
+            fprintf(stderr, NAME ": --duet needs two cores in the run's CPU set, it has %d (give the run 2 cores, "
+                            "e.g. cpuCores=\"2\", or leave out --duet)\n", CPU_COUNT(&set));
+            return 2;
+        }
+    }
     if (cwd && chdir(cwd) != 0) {
         fprintf(stderr, NAME ": cannot change to directory %s: %s\n", cwd, strerror(errno));
         return 2;
     }
     if (warmup) printf("cmdrun: warmup run, discarded\n");
-    fflush(stdout);
 
-    double wall = 0, user = 0, sys = 0;
+    struct tally tally[2] = {{0, 0, 0}, {0, 0, 0}};
+    double log_wall = 0, log_cpu = 0; /* sums of ln(b/a) over the pairs */
+    uint64_t state = seed;
     int failed = 0;
     for (long k = 1; k <= repeat; k++) {
-        struct rusage ru;
-        if (prepare) {
-            int code = run(prepare_argv, &ru);
-            if (code != 0) {
-                fprintf(stderr, NAME ": the --prepare command failed (exit code %d) before execution %ld\n", code, k);
-                return 2;
+        struct execution ex[2];
+        int order[2] = {0, 1}; /* the sides in the order they start */
+        if (sides == 2 && !duet_mode && (kit_splitmix64(&state) & 1)) order[0] = 1, order[1] = 0;
+        for (int j = 0; j < sides; j++) {
+            int s = order[j];
+            if (prepare) {
+                struct rusage ru;
+                int code = run(prepare_argv, &ru);
+                if (code != 0) {
+                    char side[8] = "";
+                    if (sides == 2) snprintf(side, sizeof side, " side=%c", 'a' + s);
+                    fprintf(stderr, NAME ": the --prepare command failed (exit code %d) before execution %ld%s\n", code, k,
+                            side);
+                    return 2;
+                }
             }
+            if (duet_mode) continue; /* both prepared: the duet starts them together */
+            double start = kit_now();
+            ex[s].code = run(exec_argv[s], &ex[s].ru);
+            ex[s].wall = kit_now() - start;
+            ex[s].core = -1;
+            if (ex[s].code < 0) return 2;
         }
-        double start = kit_now();
-        int code = run(exec_argv, &ru);
-        double elapsed = kit_now() - start;
-        if (code < 0) return 2;
-        fflush(stdout);
-        printf("cmdrun-execution %ld wall=%.9f user=%.6f sys=%.6f status=%d\n", k, elapsed, seconds(ru.ru_utime),
-               seconds(ru.ru_stime), code);
-        wall += elapsed;
-        user += seconds(ru.ru_utime);
-        sys += seconds(ru.ru_stime);
-        if (code && !failed) failed = code;
+        if (duet_mode) {
+            int pinned[2] = {cores[(k + 1) % 2], cores[k % 2]}; /* a on c0 in odd pairs, on c1 in even ones */
+            if (duet(exec_argv, pinned, ex) != 0) return 2;
+        }
+        for (int j = 0; j < sides; j++) {
+            int code = report(k, sides == 2 ? order[j] : -1, &ex[order[j]], &tally[order[j]]);
+            if (code && !failed) failed = code;
+        }
+        if (sides == 2) {
+            log_wall += logratio(ex[0].wall, ex[1].wall);
+            log_cpu += logratio(seconds(ex[0].ru.ru_utime) + seconds(ex[0].ru.ru_stime),
+                                seconds(ex[1].ru.ru_utime) + seconds(ex[1].ru.ru_stime));
+        }
     }
-    printf("exec-walltime=%.9fs\nexec-cputime=%.6fs\nexec-user=%.6fs\nexec-sys=%.6fs\nexecutions=%ld\n", wall / repeat,
-           (user + sys) / repeat, user / repeat, sys / repeat, repeat);
+    double n = (double)repeat;
+    if (sides == 1) {
+        printf("exec-walltime=%.9fs\nexec-cputime=%.6fs\nexec-user=%.6fs\nexec-sys=%.6fs\nexecutions=%ld\n",
+               tally[0].wall / n, (tally[0].user + tally[0].sys) / n, tally[0].user / n, tally[0].sys / n, repeat);
+        return failed;
+    }
+    for (int s = 0; s < 2; s++)
+        printf("%c-walltime=%.9fs\n%c-cputime=%.6fs\n", 'a' + s, tally[s].wall / n, 'a' + s,
+               (tally[s].user + tally[s].sys) / n);
+    /* a NAN term makes its sum NAN: printed as nan (isnan, not the sign glibc would print) */
+    printf("logratio-walltime=%.9f\n", isnan(log_wall) ? NAN : log_wall / n);
+    printf("logratio-cputime=%.9f\n", isnan(log_cpu) ? NAN : log_cpu / n);
+    printf("pairs=%ld\nexecutions=%ld\n", repeat, 2 * repeat);
+    if (duet_mode) printf("duet=1\n");
     return failed;
 }

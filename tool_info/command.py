@@ -22,19 +22,40 @@ rusage); its columns `exec-walltime`, `exec-cputime`, `exec-user`, `exec-sys` (m
 execution, seconds) and `executions` are what --repeat and --prepare are measured by. With one
 execution and no --prepare, BenchExec's own cputime and walltime measure the command (plus one
 fork of cmdrun).
+
+A pair of commands: with `--versus CMD` a run times the run definition's --command (side a)
+against CMD (side b) inside one run, K pairs (--repeat K) of one execution each, built from the
+same arguments, inputs and shell. cmdrun's columns are then `a-walltime`, `a-cputime`,
+`b-walltime`, `b-cputime`, `logratio-walltime`, `logratio-cputime` (mean of ln(b/a) over the pairs)
+and `pairs`. Options of a pair only:
+    --seed N           the order of a and b in each pair is drawn from N (default 0) and the run's
+                       repetition number: runs differ, a rerun repeats them
+    --duet             a and b start together, each on one of the run's first two cores (the run
+                       needs two: cpuCores="2"), not back to back
+    --task-name NAME   give it as ${taskdef_name}: BenchExec tells the module a task's input
+                       files, not its task file, whose name carries the repetition number
+                       (`run.r007.yml`: 7)
+The seed cmdrun gets is N * 1000003 + the repetition number, or + the CRC-32 of the task's name
+(else of its first input file's) when that has no `.r<k>`: then all runs of a task share their orders.
 """
 
 import os
 import re
 import shlex
+import zlib
 
 import benchexec.result as result
 from benchexec.tools.template import UnsupportedFeatureException
 
 from tool_info.keyvalue import KeyValueTool
 
-OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat")
+OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name")
 WARMUP = "--warmup"
+DUET = "--duet"
+PAIR_ONLY = ("--seed", DUET, "--task-name")   # meaningless without --versus
+SEED_STRIDE = 1000003   # seeds of different --seed values do not meet for a million repetitions
+PAIR_SEPARATOR = "---"  # cmdrun's word between side a and side b
+_REPETITION = re.compile(r"\.r0*(\d+)(\.yml)?$")   # analysis.core.tasks: <input>.r<k>.yml
 RESULT_WARMUP = "warmup"  # BenchExec counts an unknown status as an error: the run is kept out of every statistic
 # what BenchExec would expand in an argument before the run (os.path.expandvars, expanduser)
 _EXPANDED = re.compile(r"\$(\w|\{)|^~")
@@ -45,8 +66,8 @@ def parse_options(options):
     own, arguments, rest = {}, [], iter(options)
     for option in rest:
         name, sep, value = option.partition("=")
-        if name == WARMUP and not sep:
-            own[WARMUP] = True
+        if name in (WARMUP, DUET) and not sep:
+            own[name] = True
         elif name in OPTIONS_WITH_VALUE:
             value = value if sep else next(rest, None)
             if value is None:
@@ -56,6 +77,14 @@ def parse_options(options):
             arguments.append(option)
     if not re.fullmatch(r"[1-9][0-9]*", own.get("--repeat", "1")):
         raise UnsupportedFeatureException(f"command: --repeat must be a positive integer, got {own['--repeat']!r}")
+    if "--versus" in own and "--command" not in own:
+        raise UnsupportedFeatureException("command: --versus CMD needs --command CMD (side a)")
+    if "--versus" not in own:
+        given = [name for name in PAIR_ONLY if name in own]
+        if given:
+            raise UnsupportedFeatureException(f"command: {', '.join(given)} only with --versus CMD (a pair of commands)")
+    elif not re.fullmatch(r"[0-9]+", own.get("--seed", "0")) or int(own.get("--seed", "0")) >= 2**64:
+        raise UnsupportedFeatureException(f"command: --seed must be an unsigned 64-bit integer, got {own['--seed']!r}")
     return own, arguments
 
 
@@ -79,6 +108,19 @@ def _escape(text):
     return text.replace("%", "%25").replace("$", "%24").replace("~", "%7E")
 
 
+def repetition(own, task):
+    """The run's repetition number: the `.r<k>` of --task-name (`run.r007.yml`: 7), else the CRC-32
+    of that name or, without one, of the first input file's name."""
+    name = own.get("--task-name") or os.path.basename(task.input_files_or_identifier[0])
+    match = _REPETITION.search(name)
+    return int(match.group(1)) if match else zlib.crc32(name.encode())
+
+
+def pair_seed(own, task):
+    """cmdrun's --seed: the definition's (default 0) times SEED_STRIDE plus the repetition number."""
+    return (int(own.get("--seed", "0")) * SEED_STRIDE + repetition(own, task)) % 2**64
+
+
 class Tool(KeyValueTool):
     """Runs one shell command per run (or K times), timed by BenchExec and by programs/bin/cmdrun."""
 
@@ -89,10 +131,15 @@ class Tool(KeyValueTool):
         own, arguments = parse_options(options)
         inputs = [os.path.abspath(f) for f in task.input_files]  # the command runs in --cwd
         words, shell = command_words(own, arguments, inputs)
+        versus = []
+        if "--versus" in own:   # side b: the same arguments and inputs as side a
+            versus, _ = command_words({**own, "--command": own["--versus"]}, arguments, inputs)
+        if PAIR_SEPARATOR in words or PAIR_SEPARATOR in versus:   # only --shell none has a word of its own
+            raise UnsupportedFeatureException(f"command: cmdrun reads a word {PAIR_SEPARATOR} as the border between two commands")
         prepare = own.get("--prepare")
-        escaped = any(_EXPANDED.search(text) for text in [*words, prepare or ""])
+        escaped = any(_EXPANDED.search(text) for text in [*words, *versus, prepare or ""])
         if escaped:
-            words, prepare = [_escape(w) for w in words], prepare and _escape(prepare)
+            words, versus, prepare = [_escape(w) for w in words], [_escape(w) for w in versus], prepare and _escape(prepare)
         line = [executable, "--shell", shell]
         if "--cwd" in own:
             line += ["--cwd", own["--cwd"]]
@@ -104,7 +151,12 @@ class Tool(KeyValueTool):
             line.append(WARMUP)
         if escaped:
             line.append("--escaped")
-        return [*line, "--", *words]
+        if not versus:
+            return [*line, "--", *words]
+        line += ["--seed", str(pair_seed(own, task))]
+        if own.get(DUET):
+            line.append(DUET)
+        return [*line, "--", *words, PAIR_SEPARATOR, *versus]
 
     def determine_result(self, run):
         status = super().determine_result(run)

@@ -32,7 +32,7 @@ from analysis.core import paths
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.plan.args import duration
+from analysis.tools.plan.args import FIRST_LOOK, duration
 from analysis.tools.commands import cli as commands_cli
 
 MANIFEST = "ab.json"
@@ -256,6 +256,11 @@ def add_parser(commands, positive_int, probability):
     parser.add_argument("--until-decided", action="store_true",
                         help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
+    parser.add_argument("--design", choices=("blocks", "duet", "separate"), default="blocks",
+                        help="shell commands: blocks (default): every invocation runs both, pair by pair in a seeded random "
+                        "order, compared inside it; duet: both at once on two cores; separate: an invocation per side. "
+                        "docs/designs.md says which to choose")
+    parser.add_argument("--duet", dest="design", action="store_const", const="duet", help="the same as --design duet")
     parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
     parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
     parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("ab/DATE").replace("%", "%%") + ")")
@@ -326,9 +331,7 @@ def run(args):
 
 def reruns_to_start(args):
     """--reruns, else 5 (--until-decided: the sequential rule's first look); checked with --load."""
-    from analysis.tools.plan.sequential import START
-
-    reruns = args.reruns or (START if args.until_decided else 5)
+    reruns = args.reruns or (FIRST_LOOK if args.until_decided else 5)
     if reruns < 2 or args.load < 0:
         raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
     return reruns

@@ -18,7 +18,9 @@ def add_parser(commands):
             "10, 30 and 100 runs per side, simulated and analytic (noncentral t). One calibration per run definition and "
             "input of a result set, at its measured CV of --column; or at --cv. Given 4+ benchexec invocations of one run "
             "definition and input (a directory), between invocations instead: A/A of compare's rerun rule and of the old "
-            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until.", 78))
+            "per-run rule over random splits into M = 3, 5, 7, 10 a side, power against --slower invocations, --until. Given "
+            "the directory of a paired `timekit ab` (blocks or duet) of a command against itself: A/A of the paired rule at "
+            "M = 3, 5, 7, 10 and under --until-decided, power against --slower (a paired run of A against B).", 78))
     source = calibrate.add_mutually_exclusive_group(required=True)
     source.add_argument("results", nargs="?", type=Path, help="a result file, a directory of one invocation or of 4+, or a sweep")
     source.add_argument("--cv", type=probability, help="coefficient of variation as a fraction, e.g. 0.014 for 1.4 %%")
@@ -44,12 +46,18 @@ def run(args):
     from analysis.tools.calibrate import within as calibration
     from analysis.tools.calibrate import between as calibration_between
     from analysis.tools.calibrate import claims as claims_calibration
-    from analysis.tools.calibrate import family
+    from analysis.tools.calibrate import family, paired
 
     if args.claims:
         specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
         outcomes = claims_calibration.calibrate_claims(specs, drift=args.drift)
         print(claims_calibration.render(outcomes, args.format))
+        return 0
+    if args.results is not None and paired.holds_paired(args.results):
+        import json
+
+        result = paired.check(args.results, args.slower, args.alpha, args.threshold, args.columns)
+        print(json.dumps(result, indent=2, default=str) if args.format == "json" else paired.render(result))
         return 0
     columns = tuple(args.columns or family.DEFAULT_COLUMNS)
     if args.until_decided:

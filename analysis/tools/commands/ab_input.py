@@ -24,7 +24,7 @@ from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import now, write_atomically
 from analysis.tools.commands import cli as commands_cli
-from analysis.tools.commands import definition, output, report, spec
+from analysis.tools.commands import definition, output, paired_ab, report, spec
 
 MANIFEST = "commands.json"
 
@@ -121,9 +121,6 @@ class EtaLines:
 
 def run(args, ab):
     """Measure every pair through ab's own path, then print and export by the commands."""
-    from analysis.tools.compare import repeated as compare_mod
-    from analysis.tools.commands import figures as figures_mod
-
     if args.resume:
         outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
         steps_loop.hold(outdir)
@@ -148,30 +145,22 @@ def run(args, ab):
         write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
     options = spec.Options(**record["options"])
     runner.build_programs()  # programs/bin/cmdrun
-    wall, cpu = figures_mod.time_columns(options)
-    columns = tuple(args.columns or (cpu, wall))
+    design = record["plan"].get("design", "separate") if record.get("plan") else "separate"
+    columns = _columns(args, options, design)
     measured, not_compared = [], []
     for pair in record["pairs"]:
         directory = outdir / pair["directory"]
-        if (directory / ab.MANIFEST).exists():
-            run = ab.ABRun.load(directory)
-        else:
-            base, new = _write_sides(pair, options, directory, record["command_line"])
-            plan = record.get("plan") or _plan(args, ab)  # the plan as given, also for a pair a kill kept from starting
-            run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
-                           plan["load"], plan["container"])
-        ab.make_sequential(run, directory, args)
-        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side; results in {directory}{note}",
-              file=sys.stderr, flush=True)
         try:
-            result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+            measure = _measure_paired if design in paired_ab.DESIGNS else _measure_separate
+            run, result, sequential = measure(pair, directory, record, options, columns, args, ab, note)
         except runner.Interrupted:
             print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
                   file=sys.stderr)
             return 130
-        sequential = ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
         measured.append((pair, run, directory, result.rows, sequential))
         not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in result.not_compared]
+    from analysis.tools.compare import repeated as compare_mod  # scipy: once measured (paired_ab imports it meanwhile)
+
     text, figures, extra = _report(measured, options, args, ab, compare_mod)
     print(text)
     report.export(args, figures, extra)
@@ -183,10 +172,59 @@ def run(args, ab):
     return 0
 
 
+def _columns(args, options, design):
+    """The columns compared: cmdrun's per-execution times under a paired design, else BenchExec's
+    (or cmdrun's means, where --repeat or --prepare make BenchExec's hold more than the command)."""
+    from analysis.tools.commands import figures as figures_mod
+
+    if design in paired_ab.DESIGNS:
+        return paired_ab.columns_of(args.columns)
+    wall, cpu = figures_mod.time_columns(options)
+    return tuple(args.columns or (cpu, wall))
+
+
+def _measure_separate(pair, directory, record, options, columns, args, ab, note):
+    """One pair under the separate design: ab's own path (an invocation per side per rerun)."""
+    if (directory / ab.MANIFEST).exists():
+        run = ab.ABRun.load(directory)
+    else:
+        base, new = _write_sides(pair, options, directory, record["command_line"])
+        plan = record.get("plan") or _plan(args, ab)  # the plan as given, also for a pair a kill kept from starting
+        run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
+                       plan["load"], plan["container"])
+    ab.make_sequential(run, directory, args)
+    print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
+          f"{directory}{note}", file=sys.stderr, flush=True)
+    result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+    return run, result, ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
+
+
+def _measure_paired(pair, directory, record, options, columns, args, ab, note):
+    """One pair under a paired design (blocks, duet): both sides in every invocation."""
+    plan = record["plan"]
+    if (directory / paired_ab.MANIFEST).exists():
+        run = paired_ab.PairedRun.load(directory)
+    else:
+        run = paired_ab.start(pair, options, directory, plan["design"], plan, args.runs, args.repeat,
+                              record["command_line"])
+    if args.until_decided:
+        run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
+        run.max_reruns = max(run.max_reruns, args.max_reruns)
+        run.save(directory)
+    b = run.batch
+    print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}: {run.reruns} invocations of {b['runs']} run(s) "
+          f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
+    result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+    if not looks:
+        return run, result, ""
+    paired_ab.apply(result.rows, looks)
+    return run, result, paired_ab.report(run, looks, args.alpha)
+
+
 def _plan(args, ab):
     """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
     return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
-            "load": args.load, "container": not args.no_container}
+            "load": args.load, "container": not args.no_container, "design": args.design}
 
 
 def _side_commands(pair, side):
@@ -233,34 +271,51 @@ def verdict_line(comparison, regressed, threshold):
             "(more --reruns, or --until-decided, would tell)")
 
 
+def _sides(pair, run, directory, options, ab):
+    """(base figures, new figures, BenchExec's Cost, the design's summary line, the machines warning)."""
+    from analysis.tools.commands import figures as figures_mod
+
+    if isinstance(run, paired_ab.PairedRun):
+        base = paired_ab.side_figures(directory, run, "a", _side_commands(pair, "base"))
+        new = paired_ab.side_figures(directory, run, "b", _side_commands(pair, "new"))
+        batch = spec.Options(**run.options)
+        return base, new, figures_mod.benchexec_cost(paired_ab.tables(directory), batch), paired_ab.summary(run), ""
+    base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
+    new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
+    why = ("design: separate: base and new in invocations of their own, a seeded random order per rerun; the rerun is "
+           "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
+    return base, new, cost, why + ab.summary(run), ab.machines_warning(directory)
+
+
 def _report(measured, options, args, ab, compare_mod):
     """(text in args.format, figures of every command, the export's extra fields)."""
     from dataclasses import asdict
 
-    parts, figures, comparison, costs = [], [], [], []
+    parts, figures, comparison, costs, summaries = [], [], [], [], []
     for k, (pair, run, directory, rows, sequential) in enumerate(measured):
-        base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
-        new, new_cost = report.measured(directory / "new", _side_commands(pair, "new"), options)
+        base, new, cost, summary, warning = _sides(pair, run, directory, options, ab)
         figures += (base if k == 0 else []) + new
         costs.append(cost)
+        summaries.append(summary)
         labels = _labels(pair)
         if args.format == "text" or args.format == "markdown":
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
-            parts.append("\n".join(filter(None, [ab.machines_warning(directory),
-                                                  output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
-            parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + ab.summary(run)
+            parts.append("\n".join(filter(None, [warning, output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
+            parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + summary
                          + ("\n\n" + sequential if sequential else ""))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}
                        for r in rows]
     regressed = any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured)
     if args.format in ("text", "markdown"):
-        parts.append("\n".join(output.cost_lines(costs[0], figures, options)))
+        batched = options if not isinstance(measured[0][1], paired_ab.PairedRun) else spec.Options(**measured[0][1].options)
+        parts.append("\n".join(output.cost_lines(costs[0], figures, batched)))
         parts.append(verdict_line(comparison, regressed, args.threshold))
     extra = {"comparison": comparison, "regression": regressed,
-             "ab": [{"directory": str(directory), "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                     "summary": ab.summary(run), "sequential": sequential} for _, run, directory, _, sequential in measured],
+             "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"), "reruns": run.reruns,
+                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential}
+                    for (_, run, directory, _, sequential), summary in zip(measured, summaries)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured
-                                                                  for path in sorted(directory.glob("*/*.xml"))]},
+                                                                  for path in sorted(directory.glob("**/*.xml"))]},
              "options": options.to_dict()}
     if args.format == "json":
         from analysis.tools.commands.export import as_json

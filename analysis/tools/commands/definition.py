@@ -20,6 +20,7 @@ DOCTYPE = ('<!DOCTYPE benchmark PUBLIC "+//IDN sosy-lab.org//DTD BenchExec bench
            '"https://www.sosy-lab.org/benchexec/benchmark-2.3.dtd">')
 TOOL = "tool_info.command"
 COLUMNS = ("exec-walltime", "exec-cputime", "exec-user", "exec-sys", "executions")
+PAIRED_COLUMNS = ("a-walltime", "a-cputime", "b-walltime", "b-cputime", "logratio-walltime", "logratio-cputime", "pairs")
 RUNS, WARMUP = "run", "warmup"   # the inputs the tasks give (analysis.core.tasks.input_of)
 INPUT_NOTE = ("A repetition of its run definition's command, written by timekit. The command gets this file's path "
               "as $1 and need not read it.\n")
@@ -44,11 +45,15 @@ def _option(parent, name, value=None):
     return element
 
 
-def write_definition(path, rundefinitions, options, tasks, note):
+def write_definition(path, rundefinitions, options, tasks, note, paired=None):
     """Write the definition to `path`: `rundefinitions` is [(name, command, prepare)], `tasks` the
-    directory write_tasks filled, `note` the comment on top (who wrote it, how to rerun it)."""
+    directory write_tasks filled, `note` the comment on top (who wrote it, how to rerun it).
+    `paired` ({"seed": N, "duet": bool}): every run pairs two commands, [(name, command, prepare,
+    versus)], --repeat K being K pairs (tool_info.command's --versus)."""
     path = Path(path)
     root = etree.Element("benchmark", tool=TOOL)
+    if paired:  # blocks: both sides on one core; duet pins them to two cores of the run's set
+        root.set("cpuCores", "2" if paired.get("duet") else "1")
     root.addprevious(etree.Comment(f" {note} ".replace("--", "- -")))
     if options.cwd:
         _option(root, "--cwd", options.cwd)
@@ -56,9 +61,16 @@ def write_definition(path, rundefinitions, options, tasks, note):
         _option(root, "--shell", options.shell)
     if options.repeat > 1:
         _option(root, "--repeat", str(options.repeat))
-    for name, command, prepare in rundefinitions:
+    if paired:
+        _option(root, "--seed", str(paired["seed"]))
+        _option(root, "--task-name", "${taskdef_name}")   # each run's repetition number: its own orders
+        if paired.get("duet"):
+            _option(root, "--duet")
+    for name, command, prepare, *versus in rundefinitions:
         rundefinition = etree.SubElement(root, "rundefinition", name=name)
         _option(rundefinition, "--command", command)
+        if versus:
+            _option(rundefinition, "--versus", versus[0])
         if prepare:
             _option(rundefinition, "--prepare", prepare)
     relative = Path(os.path.relpath(Path(tasks).resolve(), path.parent.resolve()))
@@ -69,7 +81,7 @@ def write_definition(path, rundefinitions, options, tasks, note):
     runs = etree.SubElement(root, "tasks", name="runs")
     etree.SubElement(runs, "include").text = (relative / f"{RUNS}.r*.yml").as_posix()
     columns = etree.SubElement(root, "columns")
-    for title in COLUMNS:
+    for title in PAIRED_COLUMNS if paired else COLUMNS:
         etree.SubElement(columns, "column", title=title).text = title
     etree.indent(root, space="  ")
     text = etree.tostring(root.getroottree(), xml_declaration=True, encoding="UTF-8", doctype=DOCTYPE,
@@ -77,3 +89,14 @@ def write_definition(path, rundefinitions, options, tasks, note):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def set_seed(path, seed):
+    """Set the benchmark's --seed option (a paired definition draws each invocation's orders from it)."""
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    tree = etree.parse(str(path), parser)
+    for option in tree.getroot().findall("option"):
+        if option.get("name") == "--seed":
+            option.text = str(seed)
+    text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
+    Path(path).write_text(text)

@@ -89,11 +89,27 @@ def _per_invocation(tables, rundefinition, columns):
 
 def command_figures(tables, command, options):
     """The Figures of one command (a spec.Command or anything with text, name, assignment)."""
-    from analysis.tools.compare import reruns  # scipy: only when figures are computed
-
     wall, cpu = time_columns(options)
     invocations, left_out = _per_invocation(tables, command.name, (wall, cpu))
-    groups = [v for v in invocations.values() if v[wall].size]
+    return _from_groups(command, [v for v in invocations.values() if v[wall].size], wall, cpu, left_out)
+
+
+def side_figures(command, invocations, side):
+    """The Figures of one side of a paired run definition (analysis.tools.commands.executions):
+    every execution is a value of its own, timed by cmdrun."""
+    groups = []
+    for invocation in invocations:
+        done = [e for e in invocation.executions if e.side == side]
+        groups.append({"exec-walltime": np.array([e.wall for e in done]), "exec-cputime": np.array([e.cpu for e in done]),
+                       "exec-user": np.array([e.user for e in done]), "exec-sys": np.array([e.sys for e in done]),
+                       "executions": np.ones(len(done)), "returnvalue": np.array([e.status for e in done], dtype=float)})
+    return _from_groups(command, [g for g in groups if g["exec-walltime"].size], "exec-walltime", "exec-cputime", 0)
+
+
+def _from_groups(command, groups, wall, cpu, left_out):
+    """Figures from per-invocation {column: values}; None without a value."""
+    from analysis.tools.compare import reruns  # scipy: only when figures are computed
+
     times = np.concatenate([g[wall] for g in groups]) if groups else np.array([])
     if not times.size:
         return None

@@ -110,7 +110,7 @@ def cost_lines(cost, figures, options):
 def verdict_table(rows, labels, markdown=False):
     """compare's rows with the commands in place of run definition and input."""
     header = ["base → new", "column", "reruns", "n base", "n new", "base mean", "new mean", "change", "95 % CI",
-              "Welch p (Holm)", "between reruns", "verdict"]
+              "p (Holm)", "between reruns", "verdict"]
     table = [header]
     for r in rows:
         unit = unit_for(r.mean_base)

@@ -236,7 +236,8 @@ def _cells(r, labels=None):
 
 def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
-    text = (f"method: Welch t, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
+    test = "one-sample t on the invocations' log ratios" if units == {"pair"} else "Welch t"
+    text = (f"method: {test}, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
             f"|change| > {threshold:.1%}, else ~. left out (base / new): runs that did not finish normally or whose "
             "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:
@@ -252,6 +253,11 @@ def legend(rows, alpha, threshold):
                  "Welch t on the per-invocation log geometric means (M a side) with its t interval as the 95 % CI; "
                  "'between reruns': share of the invocation level in a two-way ANOVA of the log values (invocations "
                  "x tasks, crossed). --per-task gives a row per task instead.")
+    if "pair" in units:
+        text += (" Rows of unit 'pair' (a paired design: base and new in every invocation, timed execution by execution "
+                 "by cmdrun): change = exp of the mean over invocations of each invocation's median ln(new / base) over its "
+                 "pairs; 95 % CI: t interval over the M invocations (df M - 1); p: one-sample t test of those M log "
+                 "ratios against 0 (the invocation is the unit), Holm over the rows.")
     if "run" in units:
         text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
                  f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")

@@ -3,6 +3,8 @@
 import argparse
 import re
 
+FIRST_LOOK = 3   # invocations (a side) before the sequential rule's first look: t on 2 has 1-2 df
+
 
 def effect_size(text):
     """'2%' or 0.02 -> 0.02."""

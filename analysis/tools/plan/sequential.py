@@ -44,9 +44,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.special
 import scipy.stats
 
-START = 3               # the first look: Welch's t on 2 means a side has 1-2 df
+from analysis.tools.plan.args import FIRST_LOOK
+
+START = FIRST_LOOK      # the first look: Welch's t on 2 means a side has 1-2 df
 SIMULATIONS = 20_000
 SEED = 0
 
@@ -56,25 +59,38 @@ def spent(t, alpha):
     return 2 * (1 - scipy.stats.norm.cdf(scipy.stats.norm.ppf(1 - alpha / 2) / math.sqrt(t))) if t > 0 else 0.0
 
 
+def spent_evenly(t, alpha):
+    """Pocock-type spending, alpha ln(1 + (e - 1) t) (Lan & DeMets 1983): the paired designs' looks.
+    Their invocations are short and each one's log ratio precise, so a decision is due early,
+    where O'Brien-Fleming spends almost nothing (at M = 3 of 20 about 1e-6 of 0.05)."""
+    return alpha * math.log(1 + (math.e - 1) * t) if t > 0 else 0.0
+
+
 @functools.lru_cache(maxsize=64)
-def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED):
+def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED, paired=False):
     """{M: nominal p threshold} for the looks at M = start .. max_reruns reruns a side (the
-    report's claims under `timekit run --until-decided` use analysis.tools.plan.share_spending)."""
+    report's claims under `timekit run --until-decided` use analysis.tools.plan.share_spending).
+    `paired`: the one-sample t test of M invocations' log ratios (analysis.tools.compare.blocks),
+    with Pocock-type spending; else Welch's test on M rerun means a side, O'Brien-Fleming-type."""
     rng = np.random.default_rng([seed, max_reruns, start])
     a = rng.standard_normal((simulations, max_reruns))
     b = rng.standard_normal((simulations, max_reruns))
     alive = np.ones(simulations, dtype=bool)
     out, before = {}, 0.0
+    spend = spent_evenly if paired else spent
     for m in range(start, max_reruns + 1):
-        p = scipy.stats.ttest_ind(a[:, :m], b[:, :m], axis=1, equal_var=False).pvalue
-        quota = int(round((spent(m / max_reruns, alpha) - before) * simulations))
+        if paired:
+            p = _one_sample_p(a[:, :m])
+        else:
+            p = scipy.stats.ttest_ind(a[:, :m], b[:, :m], axis=1, equal_var=False).pvalue
+        quota = int(round((spend(m / max_reruns, alpha) - before) * simulations))
         candidates = np.sort(p[alive])
         c = float(candidates[quota - 1]) * (1 + 1e-12) if quota > 0 else 0.0
         if quota > 0 and quota < candidates.size:  # between the quota-th and the next p: no ties at the edge
             c = float((candidates[quota - 1] + candidates[quota]) / 2)
         out[m] = c
         alive &= ~(p < c)
-        before = spent(m / max_reruns, alpha)
+        before = spend(m / max_reruns, alpha)
     return out
 
 
@@ -120,6 +136,45 @@ def run_sequence(base_means, new_means, alpha, threshold, max_reruns, start=STAR
     decision = None
     for m in range(min(start, top), top + 1):
         decision = decide(base_means[:m], new_means[:m], levels.get(m, 0.0), threshold)
+        if decision.decided:
+            break
+    return decision
+
+
+def _one_sample_p(x):
+    """Two-sided p of the one-sample t test against 0, row by row (scipy.stats.ttest_1samp's value,
+    without its per-call cost: the boundaries run it 20,000 times per look)."""
+    m = x.shape[1]
+    t = x.mean(axis=1) / (x.std(axis=1, ddof=1) / math.sqrt(m))
+    return 2 * scipy.special.stdtr(m - 1, -np.abs(t))
+
+
+def decide_paired(log_ratios, level, threshold):
+    """The decision at one look of a paired design: the one-sample t test of the invocations'
+    ln(new / base) against 0, and the repeated interval exp(mean +- t sd / sqrt(M))."""
+    x = np.asarray(log_ratios, dtype=float)
+    m, mean = x.size, float(x.mean())
+    sd = float(x.std(ddof=1))
+    if sd > 0:
+        p = float(scipy.stats.ttest_1samp(x, 0.0).pvalue)
+        half = float(scipy.stats.t.ppf(1 - level / 2, m - 1)) * sd / math.sqrt(m) if level > 0 else math.inf
+    else:
+        p, half = (0.0 if mean else 1.0), 0.0
+    ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    if p < level and abs(ratio - 1) > threshold:
+        return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high)
+    if 1 - threshold < low and high < 1 + threshold:
+        return Decision("~", True, m, p, level, ratio, low, high)
+    return Decision("", False, m, p, level, ratio, low, high)
+
+
+def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START):
+    """run_sequence for a paired design: looks after every invocation from `start`."""
+    levels = boundaries(alpha, max_reruns, start, paired=True)
+    top = min(len(log_ratios), max_reruns)
+    decision = None
+    for m in range(min(start, top), top + 1):
+        decision = decide_paired(log_ratios[:m], levels.get(m, 0.0), threshold)
         if decision.decided:
             break
     return decision

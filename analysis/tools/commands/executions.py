@@ -1,0 +1,114 @@
+"""
+Every execution cmdrun timed, read back from the runs' log files.
+
+A BenchExec run of cmdrun holds K executions (--repeat K), or K pairs of two commands; its result
+file keeps one mean per column, its log file one line per execution:
+`cmdrun-execution K [side=a|b] wall=S user=S sys=S status=N [core=C]`. Statistics that pair the
+two sides execution by execution, or count every execution of a batch, read these lines here.
+"""
+
+import math
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from analysis.core.tasks import input_of
+from analysis.tools.commands.definition import RUNS
+
+_LINE = re.compile(r"^cmdrun-execution (\d+)((?: [a-z]+=\S+)+)\s*$", re.MULTILINE)
+_FIELD = re.compile(r"([a-z]+)=(\S+)")
+
+
+@dataclass
+class Execution:
+    """One timed execution: its index in the run (a pair's two sides share it) and its figures."""
+
+    index: int
+    side: str          # "a" (the base, or the only command) or "b"
+    wall: float        # seconds, CLOCK_MONOTONIC around it
+    user: float        # seconds, from wait4
+    sys: float
+    status: int
+    core: int = -1     # duet: the core it was pinned to
+
+    @property
+    def cpu(self):
+        return self.user + self.sys
+
+    def value(self, column):
+        return self.cpu if column.endswith("cputime") else self.wall
+
+
+@dataclass
+class Invocation:
+    """The executions of one run definition in one benchexec invocation, run by run."""
+
+    key: tuple                       # (benchmark, date): the invocation
+    runs: list = field(default_factory=list)   # [[Execution]] per counted run, in run order
+
+    @property
+    def executions(self):
+        return [e for run in self.runs for e in run]
+
+
+def parse(text):
+    """The Executions of one run's log text, in the order cmdrun wrote them."""
+    found = []
+    for match in _LINE.finditer(text):
+        values = dict(_FIELD.findall(match.group(2)))
+        try:
+            found.append(Execution(int(match.group(1)), values.get("side", "a"), float(values["wall"]),
+                                   float(values["user"]), float(values["sys"]), int(values["status"]),
+                                   int(values.get("core", -1))))
+        except (KeyError, ValueError):
+            continue
+    return found
+
+
+def _archive(table):
+    return table.path.parent / (table.path.name.split(".results.")[0] + ".logfiles.zip")
+
+
+def of_tables(tables, rundefinition):
+    """[Invocation] of `rundefinition` over the result tables, oldest first; only runs of the
+    measured task set that finished normally count (warmups and failures do not)."""
+    found = {}
+    for table in tables:
+        if table.rundefinition != rundefinition:
+            continue
+        invocation = found.setdefault((table.benchmark, table.date), Invocation((table.benchmark, table.date)))
+        valid = table.valid()
+        wanted = [Path(task).name for task, ok in zip(table.tasks.tolist(), valid.tolist()) if ok and input_of(task) == RUNS]
+        try:
+            with zipfile.ZipFile(_archive(table)) as z:
+                names = {Path(n).name: n for n in z.namelist()}
+                for task in wanted:
+                    member = names.get(f"{rundefinition}.{task}.log")
+                    if member:
+                        executions = [e for e in parse(z.read(member).decode(errors="replace")) if e.status == 0]
+                        if executions:
+                            invocation.runs.append(executions)
+        except (OSError, zipfile.BadZipFile):
+            continue
+    return [found[k] for k in sorted(found, key=lambda k: (k[1], k[0])) if found[k].runs]
+
+
+def pair_log_ratios(invocation, column):
+    """ln(b / a) of every pair of the invocation whose two sides were timed and positive."""
+    out = []
+    for run in invocation.runs:
+        sides = {}
+        for e in run:
+            sides.setdefault(e.index, {})[e.side] = e.value(column)
+        for pair in sides.values():
+            a, b = pair.get("a", math.nan), pair.get("b", math.nan)
+            if a > 0 and b > 0:
+                out.append(math.log(b / a))
+    return np.array(out)
+
+
+def side_values(invocation, side, column):
+    return np.array([e.value(column) for e in invocation.executions if e.side == side])

@@ -1,0 +1,385 @@
+"""
+`timekit ab 'CMD A' 'CMD B'` under a paired design (blocks, the default, or duet).
+
+Separate invocations for base and new let the machine's drift between invocations (CV 1-3 %
+on a shared VM, often more than the change sought) into every comparison. Here each benchexec
+invocation runs both: every run of the one definition DIR/paired.xml is a batch of K pairs, cmdrun
+timing each execution (blocks: the two back to back, in an order drawn per pair from a seed that
+changes per invocation; duet: both at once on two cores, swapped every other pair). The pair's
+log ratio cancels what the machine did to both; analysis.tools.compare.blocks takes the
+invocation as the unit. BenchExec's cost per run (about 0.15 s) is paid once per K pairs: K is
+chosen so that it stays under a tenth of a run, from one pair timed before the first invocation.
+
+The manifest DIR/paired.json is kept by analysis.sweep.steps_loop (lock, atomic writes, a step
+cut short runs again on --resume). With --until-decided the rows are looked at after every
+invocation from the third (analysis.tools.plan.sequential.run_paired_sequence) until each is
+decided, one is decided slower (the gate's answer cannot change), the budget or --max-reruns.
+"""
+
+import math
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from analysis.core.errors import UserError
+from analysis.machine import environment
+from analysis.sweep import lint, runner, steps_loop
+from analysis.sweep.model import Experiment, Step, StepsRecord, now
+from analysis.tools.commands import definition, executions
+from analysis.tools.commands.spec import Options
+
+MANIFEST = "paired.json"
+DEFINITION = "paired.xml"
+DESIGNS = ("blocks", "duet")
+RUN_COST = 0.15          # s BenchExec spends around a run here (benchmarks/README.md: 146 ms idle)
+OVERHEAD = 0.10          # K pairs per run keep BenchExec's cost under this share of a run
+INVOCATION_SECONDS = 1.0  # pairs per invocation: at least this long, and at least MIN_PAIRS
+MIN_PAIRS = 3
+MAX_PAIRS_PER_RUN = 2000
+SHORT_PAIR = 0.1          # s: a pair this short is timed five more times before the batch is chosen
+
+
+COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
+ALIASES = {"cputime": "exec-cputime", "walltime": "exec-walltime"}
+
+
+def columns_of(requested):
+    """The columns a paired design can compare (cputime and walltime are cmdrun's for each side);
+    raises PairedError with the reason for any other."""
+    out = []
+    for column in requested or COLUMNS:
+        column = ALIASES.get(column, column)
+        if column not in COLUMNS:
+            raise PairedError(f"--column {column}: a paired design runs both sides in one BenchExec run, so only "
+                              f"each execution's CPU and wall time tell them apart ({', '.join(COLUMNS)}); "
+                              "use --design separate for BenchExec's other columns")
+        out.append(column)
+    return tuple(dict.fromkeys(out))
+
+
+class PairedError(UserError):
+    """A paired A/B run cannot start or continue (one line for the user)."""
+
+
+@dataclass
+class Batch:
+    """How the pairs of an invocation are cut into BenchExec runs, and why."""
+
+    pair_seconds: float   # one pair timed by cmdrun before the first invocation (nan: not timed)
+    pairs_per_run: int    # K, cmdrun's --repeat
+    runs: int             # BenchExec runs per invocation
+    why: str
+
+    @property
+    def pairs(self):
+        return self.pairs_per_run * self.runs
+
+
+@dataclass
+class PairedRun(StepsRecord):
+    """What paired.json records: the commands, the design, the batch, every invocation."""
+
+    file, error, kind = MANIFEST, PairedError, "paired A/B"
+
+    design: str
+    pairs: list              # ab_input.pairs' run definitions: [{"name", "assignment", "base", "new", "prepare"}]
+    options: dict
+    batch: dict
+    seed: int
+    reruns: int
+    max_reruns: int = 20
+    until: float = None
+    until_decided: bool = False
+    budget: float = None
+    load: int = 0
+    container: bool = True
+    created: str = ""
+    build: str = ""
+    environment: dict = field(default_factory=dict)
+    steps: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    stopped: str = ""
+    tasksets: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+
+    @property
+    def rundefinitions(self):
+        return [r["name"] for r in self.pairs]
+
+    def plan(self, rerun):
+        self.steps.append(Step(load=self.load, rerun=rerun, name=f"rerun{rerun}", condition="pairs"))
+
+
+def _experiment(outdir, names):
+    outdir = Path(outdir)
+    return Experiment(name="paired", inputs=(), rundefinitions=tuple(names), benchmark=outdir / DEFINITION,
+                      task_dir=outdir / "tasks")
+
+
+def time_pairs(rundefinition, options, duet):
+    """Seconds of a pair (both sides' wall time) timed by cmdrun outside BenchExec: one pair, and
+    for a short one the median of five more (a single short pair moves by a factor of two on a
+    shared VM); nan if it could not be timed."""
+    cmdrun = runner.PROGRAMS / "bin" / "cmdrun"
+    sides = [rundefinition["base"], "---", rundefinition["new"]]
+    if options.shell == "none":
+        sides = [*shlex.split(rundefinition["base"]), "---", *shlex.split(rundefinition["new"])]
+    line = [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *(["--duet"] if duet else []),
+            *(["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else [])]
+    found = []
+    for repeat in (1, 5):
+        try:
+            done = subprocess.run([*line, "--repeat", str(repeat), "--", *sides], capture_output=True, text=True,
+                                  timeout=600, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            break
+        timed = executions.parse(done.stdout)
+        found += [sum(e.wall for e in timed if e.index == k) for k in sorted({e.index for e in timed})]
+        if not found or found[0] > SHORT_PAIR:
+            break
+    return float(np.median(found)) if found else math.nan
+
+
+def choose_batch(pair_seconds, options, given_runs, given_repeat):
+    """K pairs per run and the runs per invocation: --repeat and --runs where given. Else an
+    invocation holds INVOCATION_SECONDS of pairs (at least MIN_PAIRS), in runs of K pairs, K as
+    large as it takes to keep BenchExec's RUN_COST under OVERHEAD of a run, but no larger than the
+    invocation. Short invocations, not long ones: a decision needs invocations (the t test's
+    degrees of freedom, and the ratio moves between invocations too), so beyond about a second of
+    pairs an invocation buys less than the next one."""
+    if not math.isfinite(pair_seconds) or pair_seconds <= 0:
+        pair_seconds = math.nan
+    wanted = MIN_PAIRS if math.isnan(pair_seconds) else max(MIN_PAIRS, math.ceil(INVOCATION_SECONDS / pair_seconds))
+    if given_repeat:
+        k, why = given_repeat, f"--repeat {given_repeat}"
+    elif math.isnan(pair_seconds):
+        k, why = 1, "a pair could not be timed beforehand: 1 pair a run"
+    else:
+        amortised = math.ceil(RUN_COST * (1 - OVERHEAD) / OVERHEAD / pair_seconds)
+        k = min(MAX_PAIRS_PER_RUN, wanted, max(1, amortised))
+        why = (f"a pair takes {pair_seconds * 1000:.0f} ms; {k} pair(s) a run keep BenchExec's ~{RUN_COST * 1000:.0f} ms "
+               f"around a run at {RUN_COST / (RUN_COST + k * pair_seconds):.0%} of it")
+    runs = given_runs or max(1, math.ceil(wanted / k))
+    if not given_runs:
+        why += f"; {runs} run(s) an invocation: {runs * k} pairs, at least {MIN_PAIRS} and {INVOCATION_SECONDS:g} s of them"
+    return Batch(pair_seconds, k, runs, why)
+
+
+def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line):
+    """A new paired A/B directory: one pair timed, the batch chosen, tasks and the definition."""
+    outdir = Path(outdir)
+    if (outdir / MANIFEST).exists():
+        raise PairedError(f"{outdir}: already holds a paired A/B run; use --resume or another --output")
+    if design == "duet" and len(os.sched_getaffinity(0)) < 2:
+        raise PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
+                          f"{len(os.sched_getaffinity(0))}: use --design blocks")
+    runner.build_programs()
+    seconds = time_pairs(pair["rundefinitions"][0], options, design == "duet")
+    batch = choose_batch(seconds, options, given_runs, given_repeat)
+    batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
+    outdir.mkdir(parents=True, exist_ok=True)
+    tasks = definition.write_tasks(outdir, batch_options)
+    note = (f"Written by `{command_line}` on {now()}: an A/B run of shell commands under the {design} design, "
+            f"every run {batch.pairs_per_run} pair(s) of base (--command) and new (--versus). An ordinary BenchExec "
+            "definition: from the kit's checkout, `benchexec THIS.xml` reruns it.")
+    path = definition.write_definition(outdir / DEFINITION, [(r["name"], r["base"], r["prepare"], r["new"])
+                                                             for r in pair["rundefinitions"]],
+                                       batch_options, tasks, note, paired={"seed": plan["seed"], "duet": design == "duet"})
+    lint.require_valid([path])
+    run = PairedRun(design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"], plan["reruns"],
+                    max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"], plan["container"], now())
+    for rerun in range(1, run.reruns + 1):
+        run.plan(rerun)
+    run.save(outdir)
+    return run
+
+
+def invocation_seed(run, rerun):
+    return run.seed * 1000 + rerun
+
+
+def run_pending(run, outdir, out=sys.stderr):
+    """Run every unfinished invocation; a line after each."""
+    outdir = Path(outdir)
+    with steps_loop.locked(outdir):
+        run.build = runner.build_programs()
+        run.environment = run.environment or environment.snapshot()
+        experiment = _experiment(outdir, run.rundefinitions)
+        counts = {}
+
+        class Count:
+            runs = 0
+
+            def run_finished(self, label=""):
+                self.runs += 1
+
+        def invoke(step):
+            definition.set_seed(outdir / DEFINITION, invocation_seed(run, step.rerun))
+            counts[step.name] = Count()
+            return runner.execute(experiment, run, step, outdir, counts[step.name])
+
+        def after(step):
+            done = sum(s.status == "done" for s in run.steps)
+            print(f"  invocation {step.rerun}: {counts[step.name].runs} runs of {run.batch['pairs_per_run']} pair(s) in "
+                  f"{step.seconds:.1f} s ({done}/{len(run.steps)} invocations)", file=out, flush=True)
+
+        steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, PairedError, after, out)
+
+
+def tables(outdir):
+    from analysis.sweep.load import load_tables
+
+    return load_tables(Path(outdir), {"status", "category", "starttime", "walltime", "cputime"})[0]
+
+
+def seconds_spent(run, reruns=None):
+    return float(sum(s.seconds for s in run.steps if s.status == "done" and (reruns is None or s.rerun <= reruns)))
+
+
+def budget_left(run):
+    """Whether one more invocation fits the budget, at the mean time of one so far."""
+    if run.budget is None:
+        return True
+    done = [s for s in run.steps if s.status == "done"]
+    return seconds_spent(run) * (1 + 1 / max(1, len(done))) <= run.budget
+
+
+def _prepare_statistics(rows, alpha, max_reruns):
+    """Import scipy.stats and draw the sequential boundaries, which take a second or two of one CPU,
+    while the first invocation runs instead of after it (not under duet, which uses both cores)."""
+    import scipy.stats  # noqa: F401
+
+    from analysis.tools.plan import sequential
+
+    sequential.boundaries(alpha / rows, max_reruns, paired=True)
+
+
+def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
+    """Run the plan (and, with --until or --until-decided, more invocations); returns (Result, looks)."""
+    if run.design != "duet":
+        rows = len(columns) * len(run.rundefinitions)
+        threading.Thread(target=_prepare_statistics, args=(rows, alpha, run.max_reruns), daemon=True).start()
+    while True:
+        run_pending(run, outdir, out)
+        from analysis.tools.compare import blocks  # scipy: imported beside the first invocation
+
+        found = tables(outdir)
+        result = blocks.compare(found, run.rundefinitions, columns, alpha, threshold)
+        looks = decide(found, run, columns, alpha, threshold) if run.until_decided else []
+        stop = _stop(run, result, looks)
+        if stop is not None:
+            run.stopped = stop
+            run.save(outdir)
+            return result, looks
+        run.reruns += 1
+        run.plan(run.reruns)
+        run.save(outdir)
+        print(f"  {run.checks[-1]['why']}: adding invocation {run.reruns}", file=out, flush=True)
+
+
+def _stop(run, result, looks):
+    """Why the run stops now ('' for the planned M, None to go on); records the check."""
+    if result.nothing:
+        return ""
+    if run.until_decided:
+        undecided = [r.row for r in looks if not r.decision.decided]
+        slower = [r.row for r in looks if r.decision.decided and r.decision.verdict == "slower"]
+        run.checks.append({"reruns": run.reruns, "undecided": undecided, "why": f"undecided: {', '.join(undecided)}"})
+        if not undecided:
+            return f"every row decided after {run.reruns} invocations"
+        if slower:
+            return f"{'; '.join(slower)} decided slower after {run.reruns} invocations: the gate's answer (exit 1) is known"
+    elif run.until is not None:
+        width = max(100 * (r.ci_high - r.ci_low) / 2 for r in result.rows)
+        run.checks.append({"reruns": run.reruns, "half_width": width, "why": f"CI half-width {width:.2f} % >= {run.until:g} %"})
+        if width < run.until:
+            return f"CI half-width {width:.2f} % < {run.until:g} % after {run.reruns} invocations"
+    else:
+        return ""
+    if run.reruns >= run.max_reruns:
+        return f"--max-reruns {run.max_reruns} reached"
+    if not budget_left(run):
+        return f"the budget ({run.budget / 60:.3g} min) does not fit another invocation"
+    return None
+
+
+@dataclass
+class Look:
+    row: str
+    decision: object      # analysis.tools.plan.sequential.Decision
+    pairs: int            # pairs up to the look that decided it (or all)
+
+
+def decide(found, run, columns, alpha, threshold):
+    """[Look] per row: the paired sequential rule over its invocations' log ratios, alpha / rows each."""
+    from analysis.tools.compare import blocks
+    from analysis.tools.plan import sequential
+
+    series = [s for s in blocks.log_series(found, run.rundefinitions, columns) if s[1].size >= 2]
+    out = []
+    for label, logs, sizes in series:
+        d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns)
+        out.append(Look(label, d, int(sum(sizes[:d.reruns]))))
+    return out
+
+
+def apply(rows, looks):
+    """The sequential verdicts into compare's rows ('undecided' where the rule has not decided)."""
+    by_label = {r.row: r.decision for r in looks}
+    for row in rows:
+        d = by_label.get(f"{row.rundefinition} / {row.input} ({row.column})")
+        if d is not None:
+            row.verdict = d.verdict if d.decided else "undecided"
+
+
+def report(run, looks, alpha):
+    """The sequential verdicts with what each cost."""
+    from analysis.tools.plan import sequential
+
+    lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
+             f"Pocock-type alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(looks)} rows; "
+             f"{run.stopped}; {seconds_spent(run) / 60:.1f} min in all."]
+    for r in looks:
+        d = r.decision
+        verdict = d.verdict if d.decided else "inconclusive"
+        lines.append(f"  {r.row}: {verdict} at M = {d.reruns} invocations (change {100 * (d.ratio - 1):+.2f} %, one-sample t "
+                     f"p {d.p:.2g} against {d.level:.2g} at this look, repeated {100 * (1 - d.level):.3g} % CI "
+                     f"{100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %); cost: {r.pairs} pairs, "
+                     f"{seconds_spent(run, d.reruns) / 60:.1f} min")
+    return "\n".join(lines)
+
+
+def summary(run):
+    """One line: the design that ran and why its verdict holds."""
+    b = run.batch
+    how = ("both sides at once on two cores, swapped every other pair" if run.design == "duet" else
+           "the two back to back, in an order drawn per pair (seed " f"{run.seed}, another per invocation)")
+    text = (f"design: {run.design}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
+            f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
+            f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b['why']}")
+    redone = steps_loop.redone(run)
+    text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
+    return text + (f"; {run.stopped}" if run.stopped else "")
+
+
+def side_figures(outdir, run, which, commands):
+    """Figures of one side (a or b) of each run definition, every execution a value."""
+    from analysis.tools.commands import figures as figures_mod
+
+    found = tables(outdir)
+    out = []
+    for command in commands:
+        f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which)
+        if f is None:
+            from analysis.tools.commands import failures
+
+            raise PairedError(failures.explain(found, command, outdir).line())
+        out.append(f)
+    return out
+

@@ -1,0 +1,72 @@
+"""
+Paired designs of `timekit ab`: both sides in every invocation, compared inside it.
+
+Under "blocks" (back to back, in a seeded random order per pair) and "duet" (at the same time on
+two cores) every benchexec invocation runs base and new, pair by pair. A pair's ln(new / base)
+cancels what the machine did to both; the invocation's mean of them is its log ratio (the log of
+the geometric mean of its paired ratios). The invocation stays the unit (Kalibera & Jones 2013):
+the change is exp of the mean over invocations, its 95 % CI the t interval over the M invocations'
+log ratios (df M - 1), and the p-value the one-sample t test of them against 0 (scipy.stats.ttest_1samp).
+The rows are judged as compare judges its own (Holm over rows, slower/faster only beyond the
+threshold). `cv_within` is the sd of a pair's log ratio, `cv_between` the sd of the invocations'
+log ratios: the first says how many pairs an invocation needs, the second how many invocations.
+"""
+
+import math
+
+import numpy as np
+import scipy.stats
+
+from analysis.tools.commands import executions
+from analysis.tools.compare.repeated import Result, Row, _judged
+
+UNIT = "pair"
+
+
+def invocation_log_ratios(invocations, column):
+    """Per invocation, the median of its pairs' ln(new / base), and the pairs' log ratios
+    (invocations without a pair are skipped)."""
+    pairs = [executions.pair_log_ratios(i, column) for i in invocations]
+    return np.array([np.median(p) for p in pairs if p.size]), [p for p in pairs if p.size]
+
+
+def row(rundefinition, column, invocations):
+    """The Row of one run definition and column (None with fewer than 2 invocations holding a pair)."""
+    logs, pairs = invocation_log_ratios(invocations, column)
+    if logs.size < 2:
+        return None
+    m = logs.size
+    mean, sd = float(logs.mean()), float(logs.std(ddof=1))
+    half = float(scipy.stats.t.ppf(0.975, m - 1)) * sd / math.sqrt(m)
+    p = float(scipy.stats.ttest_1samp(logs, 0.0).pvalue) if sd > 0 else (0.0 if mean != 0 else 1.0)
+    a = np.concatenate([executions.side_values(i, "a", column) for i in invocations])
+    b = np.concatenate([executions.side_values(i, "b", column) for i in invocations])
+    within = float(np.sqrt(np.mean([x.var(ddof=1) for x in pairs if x.size > 1]))) if any(x.size > 1 for x in pairs) else math.nan
+    return Row(rundefinition, "run", column, int(a.size), int(b.size), 0, 0, float(a.mean()), float(b.mean()),
+               math.exp(mean), math.exp(mean - half), math.exp(mean + half), p, math.nan, m, m, UNIT,
+               cv_within=within, cv_between=sd, pair_ratios=[float(math.exp(x)) for x in logs])
+
+
+def compare(tables, rundefinitions, columns, alpha, threshold):
+    """compare's Result over the paired runs of `rundefinitions` in `tables` (one benchexec
+    invocation per rerun, each run a batch of pairs)."""
+    rows, not_compared = [], []
+    for column in columns:
+        for name in rundefinitions:
+            invocations = executions.of_tables(tables, name)
+            r = row(name, column, invocations)
+            if r is None:
+                not_compared.append(f"{name} / {column}: not compared: {len(invocations)} invocation(s) with a timed pair, 2+ needed")
+            else:
+                rows.append(r)
+    return _judged(Result(rows, not_compared), alpha, threshold)
+
+
+def log_series(tables, rundefinitions, columns):
+    """[(label, per-invocation log ratios, pairs per invocation)] per row, as compare forms them."""
+    out = []
+    for column in columns:
+        for name in rundefinitions:
+            logs, pairs = invocation_log_ratios(executions.of_tables(tables, name), column)
+            out.append((f"{name} / run ({column})", logs, [p.size for p in pairs]))
+    return out

@@ -275,8 +275,8 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
     # look (M = 3) lets a 50 % change decide there while rerun means vary by up to ~16 % (~10 % with
     # M_max 8, which took 4-5 pairs under load); at M = 5 it still decides up to ~30 %.
     base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 3 // 2)
-    code, text = timekit("ab", base, new, "--until-decided", "--column", "cputime", "--max-reruns", "5", "--runs", "5",
-                         "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
+    code, text = timekit("ab", base, new, "--design", "separate", "--until-decided", "--column", "cputime", "--max-reruns", "5",
+                         "--runs", "5", "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
     assert code == 1, text
     assert "every row decided after" in text or "decided at" in text, text
     table = text[text.index("base → new"):]
@@ -298,8 +298,8 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
 def test_ab_of_one_build_on_both_sides_says_same_exits_0_and_resumes_by_the_commands(programs, scratch):
     base = build(scratch, "loop-a", MILLIONS)
     # identical sides: a calibrated test says slower or faster in alpha of the cases; 0.01 keeps this one from flaking
-    code, text = timekit("ab", base, base, "--reruns", "3", "--runs", "5", "--alpha", "0.01", "--output", scratch / "ab",
-                         cwd=scratch)
+    code, text = timekit("ab", base, base, "--design", "separate", "--reruns", "3", "--runs", "5", "--alpha", "0.01",
+                         "--output", scratch / "ab", cwd=scratch)
     assert code == 0, text
     rows = text[text.index("base → new"):].split("\n\n")[0].splitlines()[1:]
     assert len(rows) == 2 and all(row.startswith("./loop-a → ./loop-a") and row.rstrip().endswith("~") for row in rows), text

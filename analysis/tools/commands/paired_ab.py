@@ -97,7 +97,7 @@ class PairedRun(StepsRecord):
     until: float = None
     until_decided: bool = False
     budget: float = None
-    load: int = 0
+    background: int = 0      # busy processes around every invocation (--load)
     container: bool = True
     created: str = ""
     build: str = ""
@@ -113,7 +113,7 @@ class PairedRun(StepsRecord):
         return [r["name"] for r in self.pairs]
 
     def plan(self, rerun):
-        self.steps.append(Step(load=self.load, rerun=rerun, name=f"rerun{rerun}", condition="pairs"))
+        self.steps.append(Step(load=self.background, rerun=rerun, name=f"rerun{rerun}", condition="pairs"))
 
 
 def _experiment(outdir, names):

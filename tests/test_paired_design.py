@@ -1,0 +1,172 @@
+"""The paired designs of `timekit ab` on shell commands (blocks, duet): every execution read back,
+the invocation's median log ratio, the one-sample t over invocations, the paired sequential rule,
+the batch size, and the real benchexec runs end to end (verdicts and shapes, never times)."""
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from analysis.sweep import lint
+from analysis.tools.calibrate import paired as paired_calibration
+from analysis.tools.commands import definition, executions, paired_ab, spec
+from analysis.tools.compare import blocks
+from analysis.tools.plan import sequential
+from tests.helpers import REPO, run_isolated
+
+SPIN = REPO / "programs" / "bin" / "spin"
+
+
+def timekit(*argv, cwd):
+    return run_isolated([sys.executable, "-m", "analysis.cli", *map(str, argv)], cwd=cwd)
+
+
+def invocation(log_ratios, base=0.02):
+    """An executions.Invocation of one run whose pairs have these ln(b / a) (cpu and wall alike)."""
+    run = []
+    for k, r in enumerate(log_ratios, start=1):
+        b = base * math.exp(r)
+        run += [executions.Execution(k, "a", base, base, 0.0, 0), executions.Execution(k, "b", b, b, 0.0, 0)]
+    return executions.Invocation(("paired", str(len(log_ratios))), [run])
+
+
+# ---------------------------------------------------------------------------------------------
+# reading, statistics, rules
+
+
+@pytest.mark.unit
+def test_execution_lines_of_pairs_and_of_single_commands_are_read():
+    text = ("some output of the command\n"
+            "cmdrun-execution 1 side=b wall=0.020 user=0.018 sys=0.001 status=0\n"
+            "cmdrun-execution 1 side=a wall=0.010 user=0.009 sys=0.000 status=0 core=1\n"
+            "cmdrun-execution 2 wall=0.5 user=0.4 sys=0.1 status=3\n"
+            "cmdrun-execution 3 side=a wall=oops user=0.4 sys=0.1 status=0\n")
+    found = executions.parse(text)
+    assert [(e.index, e.side, e.core, e.status) for e in found] == [(1, "b", -1, 0), (1, "a", 1, 0), (2, "a", -1, 3)]
+    assert found[0].cpu == pytest.approx(0.019) and found[2].value("exec-walltime") == 0.5
+    pairs = executions.Invocation(("x", "d"), [found[:2]])
+    assert executions.pair_log_ratios(pairs, "exec-cputime") == pytest.approx([math.log(0.019 / 0.009)])
+
+
+@pytest.mark.unit
+def test_a_row_is_the_t_interval_over_invocation_medians():
+    rng = np.random.default_rng(3)
+    invocations = [invocation(rng.normal(0.03, 0.01, 15)) for _ in range(6)]
+    medians = np.array([np.median(executions.pair_log_ratios(i, "exec-cputime")) for i in invocations])
+    row = blocks.row("command", "exec-cputime", invocations)
+    assert row.unit == blocks.UNIT and row.reruns_base == 6 and row.n_base == 90
+    assert row.ratio == pytest.approx(math.exp(medians.mean()))
+    assert row.welch_p == pytest.approx(scipy.stats.ttest_1samp(medians, 0).pvalue)
+    half = scipy.stats.t.ppf(0.975, 5) * medians.std(ddof=1) / math.sqrt(6)
+    assert (row.ci_low, row.ci_high) == pytest.approx((math.exp(medians.mean() - half), math.exp(medians.mean() + half)))
+    assert blocks.row("command", "exec-cputime", invocations[:1]) is None   # one invocation: no row
+    # a pair far off moves the median little: the outlier that a mean would follow
+    spoiled = [invocation(list(rng.normal(0.03, 0.01, 14)) + [2.0]) for _ in range(6)]
+    assert blocks.row("command", "exec-cputime", spoiled).ratio == pytest.approx(math.exp(0.03), rel=0.01)
+
+
+@pytest.mark.unit
+def test_the_paired_sequential_rule_keeps_its_error_rate_over_all_looks():
+    """Under the null, a sequence of M_max = 10 invocations' log ratios is called slower or faster
+    at some look in about alpha of the cases, not alpha times the looks."""
+    rng = np.random.default_rng(11)
+    alpha, trials = 0.05, 1500
+    wrong = sum(sequential.run_paired_sequence(rng.normal(0, 0.01, 10), alpha, 0.0, 10).verdict in ("slower", "faster")
+                for _ in range(trials))
+    assert abs(wrong / trials - alpha) < 0.015, wrong / trials
+    levels = sequential.boundaries(alpha, 10, paired=True)
+    assert levels[3] > sequential.boundaries(alpha, 10)[3]   # Pocock-type: more alpha early than O'Brien-Fleming
+    d = sequential.decide_paired(np.log([1.05, 1.052, 1.049, 1.051]), levels[4], 0.01)
+    assert d.decided and d.verdict == "slower" and d.ratio == pytest.approx(1.0505, abs=1e-3)
+    same = sequential.decide_paired([0.001, -0.001, 0.0005, -0.0004, 0.0], levels[5], 0.01)
+    assert same.decided and same.verdict == "~"
+
+
+@pytest.mark.unit
+def test_the_batch_keeps_benchexecs_cost_small_and_invocations_short():
+    options = spec.Options()
+    short = paired_ab.choose_batch(0.028, options, None, None)
+    assert short.pairs >= math.ceil(paired_ab.INVOCATION_SECONDS / 0.028) and short.runs == 1
+    assert short.pairs * 0.028 < 2 * paired_ab.INVOCATION_SECONDS
+    long = paired_ab.choose_batch(0.6, options, None, None)
+    assert long.pairs == paired_ab.MIN_PAIRS and long.pairs_per_run == 3
+    very_long = paired_ab.choose_batch(6.0, options, None, None)
+    assert very_long.pairs_per_run == 1 and very_long.runs == paired_ab.MIN_PAIRS
+    given = paired_ab.choose_batch(0.028, options, 4, 7)
+    assert (given.runs, given.pairs_per_run) == (4, 7) and "--repeat 7" in given.why
+    untimed = paired_ab.choose_batch(math.nan, options, None, None)
+    assert (untimed.runs, untimed.pairs_per_run) == (paired_ab.MIN_PAIRS, 1)
+
+
+@pytest.mark.unit
+def test_a_paired_design_compares_cmdruns_times_only():
+    assert paired_ab.columns_of(None) == ("exec-cputime", "exec-walltime")
+    assert paired_ab.columns_of(["walltime", "exec-walltime"]) == ("exec-walltime",)
+    with pytest.raises(paired_ab.PairedError, match="--design separate"):
+        paired_ab.columns_of(["memory"])
+
+
+@pytest.mark.unit
+def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
+    options = spec.Options(runs=2, repeat=5, cwd=str(scratch))
+    tasks = definition.write_tasks(scratch, options)
+    for duet, cores in ((False, "1"), (True, "2")):
+        path = definition.write_definition(scratch / f"p{duet}.xml", [("command", "./a", "", "./b")], options, tasks,
+                                           "test", paired={"seed": 7, "duet": duet})
+        assert lint.check([path]) == []
+        text = path.read_text()
+        assert f'cpuCores="{cores}"' in text and '<option name="--versus">./b</option>' in text
+        assert "${taskdef_name}" in text and ('<option name="--duet"/>' in text) == duet
+        definition.set_seed(path, 7003)
+        assert '<option name="--seed">7003</option>' in path.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# under the real benchexec
+
+
+@pytest.mark.timing
+def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(programs, scratch):
+    base, new = f"{SPIN} 3000", f"{SPIN} 6000"
+    code, text = timekit("ab", base, new, "--reruns", "3", "--runs", "1", "--repeat", "5", "--output", scratch / "ab",
+                         "--export-json", scratch / "ab.json", cwd=scratch)
+    assert code == 1, text
+    assert "design: blocks: 3 invocations, each 1 BenchExec run(s) of 5 pair(s)" in text
+    assert "verdict: slower:" in text and sum(line.startswith("verdict:") for line in text.splitlines()) == 1
+    data = json.loads((scratch / "ab.json").read_text())
+    assert data["ab"][0]["design"] == "blocks"
+    cpu = next(r for r in data["comparison"] if r["column"] == "exec-cputime")
+    assert cpu["unit"] == "pair" and cpu["verdict"] == "slower" and 1.15 < cpu["ratio"] < 2.5 and cpu["n_base"] == 15
+    assert [len(r["times"]) for r in data["results"]] == [15, 15]   # every execution a value of its own
+    assert lint.check(data["benchexec"]["definitions"]) == []
+    code, same = timekit("ab", base, base, "--reruns", "3", "--runs", "1", "--repeat", "5", "--alpha", "0.01",
+                         "--output", scratch / "aa", cwd=scratch)
+    assert code == 0 and "verdict: no significant slowdown" in same, same
+    # the A/A directory calibrates the paired rule: 3 invocations are too few, and say so
+    with pytest.raises(Exception, match="4 or more"):
+        paired_calibration.check(scratch / "aa")
+
+
+@pytest.mark.benchexec
+def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scratch):
+    code, text = timekit("ab", f"{SPIN} 2000", f"{SPIN} 2000", "--duet", "--reruns", "2", "--runs", "1", "--repeat", "4",
+                         "--output", scratch / "ab", "--format", "json", cwd=scratch)
+    assert code in (0, 1), text
+    data = json.loads(text[text.index("{"):])
+    assert data["ab"][0]["design"] == "duet" and "two cores" in data["ab"][0]["summary"]
+    found = executions.of_tables(paired_ab.tables(scratch / "ab"), "command")
+    assert len(found) == 2
+    for inv in found:
+        cores = {(e.index, e.side): e.core for e in inv.executions}
+        assert all(cores[(k, "a")] != cores[(k, "b")] for k in range(1, 5))
+        assert cores[(1, "a")] != cores[(2, "a")]
+
+
+@pytest.mark.benchexec
+def test_a_paired_design_refuses_benchexecs_other_columns_in_one_line(programs, scratch):
+    code, text = timekit("ab", f"{SPIN} 1000", f"{SPIN} 1000", "--column", "memory", "--output", scratch / "ab", cwd=scratch)
+    errors = [line for line in text.splitlines() if line.startswith("timekit: error:")]
+    assert code == 2 and len(errors) == 1 and "--design separate" in errors[0], text

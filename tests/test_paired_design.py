@@ -157,6 +157,7 @@ def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scr
     assert code in (0, 1), text
     data = json.loads(text[text.index("{"):])
     assert data["ab"][0]["design"] == "duet" and "two cores" in data["ab"][0]["summary"]
+    assert "duet A/A on this machine" in data["ab"][0]["summary"] and (scratch / "results" / paired_ab.DUET_AA).is_file()
     found = executions.of_tables(paired_ab.tables(scratch / "ab"), "command")
     assert len(found) == 2
     for inv in found:

@@ -271,7 +271,7 @@ def verdict_line(comparison, regressed, threshold):
             "(more --reruns, or --until-decided, would tell)")
 
 
-def _sides(pair, run, directory, options, ab):
+def _sides(pair, run, directory, rows, options, ab):
     """(base figures, new figures, BenchExec's Cost, the design's summary line, the machines warning)."""
     from analysis.tools.commands import figures as figures_mod
 
@@ -279,7 +279,8 @@ def _sides(pair, run, directory, options, ab):
         base = paired_ab.side_figures(directory, run, "a", _side_commands(pair, "base"))
         new = paired_ab.side_figures(directory, run, "b", _side_commands(pair, "new"))
         batch = spec.Options(**run.options)
-        return base, new, figures_mod.benchexec_cost(paired_ab.tables(directory), batch), paired_ab.summary(run), ""
+        summary = "\n".join(filter(None, [paired_ab.summary(run), paired_ab.duet_note(run, pair, rows)]))
+        return base, new, figures_mod.benchexec_cost(paired_ab.tables(directory), batch), summary, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
     why = ("design: separate: base and new in invocations of their own, a seeded random order per rerun; the rerun is "
@@ -293,7 +294,7 @@ def _report(measured, options, args, ab, compare_mod):
 
     parts, figures, comparison, costs, summaries = [], [], [], [], []
     for k, (pair, run, directory, rows, sequential) in enumerate(measured):
-        base, new, cost, summary, warning = _sides(pair, run, directory, options, ab)
+        base, new, cost, summary, warning = _sides(pair, run, directory, rows, options, ab)
         figures += (base if k == 0 else []) + new
         costs.append(cost)
         summaries.append(summary)

@@ -11,7 +11,8 @@ from pathlib import Path
 from analysis.core import paths
 
 SEPARATOR = "-" * 80                      # BenchExec's line between its header and the tool's output
-CMDRUN_LINE = re.compile(r"^(cmdrun-execution |exec-[\w-]+=|executions=|cmdrun: warmup run)")
+CMDRUN_LINE = re.compile(r"^(cmdrun-execution |exec-[\w-]+=|executions=|cmdrun: warmup run|[ab]-(wall|cpu)time=|logratio-\w+=|"
+                         r"pairs=|duet=)")
 PATH = re.compile(r"(?<![\w.])/[^\s'\":;,()]+")
 
 

@@ -16,6 +16,7 @@ invocation from the third (analysis.tools.plan.sequential.run_paired_sequence) u
 decided, one is decided slower (the gate's answer cannot change), the budget or --max-reruns.
 """
 
+import json
 import math
 import os
 import shlex
@@ -366,6 +367,41 @@ def summary(run):
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
     return text + (f"; {run.stopped}" if run.stopped else "")
+
+
+DUET_AA = "duet-aa.json"   # under results/: this machine's last duet of a command against itself
+
+
+def duet_note(run, pair, rows, root=None):
+    """Under duet, how far this machine's duet A/A ratio lies from 1: recorded by a duet of a
+    command against itself (this run, when it is one), quoted by every other duet run here."""
+    if run.design != "duet":
+        return ""
+    import socket
+
+    from analysis.core import paths
+
+    path = Path(root or paths.user_results().root) / DUET_AA
+    if pair["base"] == pair["new"] and rows:
+        record = {"date": now(), "host": socket.gethostname(), "command": pair["base"],
+                  "rows": [{"column": r.column, "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                            "invocations": r.reruns_base} for r in rows]}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=2))
+        what = "this run is a duet A/A: recorded in " + str(path) + " for later duet runs here"
+    else:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            record = None
+        if not record or record.get("host") != socket.gethostname():
+            return (f"duet A/A: none recorded on this machine; `timekit ab '{pair['base']}' '{pair['base']}' --duet` "
+                    "measures how far a duet of a command against itself lies from 1 here, and whether duet helps "
+                    "(compare it with --design blocks)")
+        what = f"recorded {record['date']} with {record['command']}"
+    ratios = "; ".join(f"{r['column']} {r['ratio']:.4f} (95 % CI {r['ci_low']:.4f} … {r['ci_high']:.4f}, "
+                       f"{r['invocations']} invocations)" for r in record["rows"])
+    return f"duet A/A on this machine: {ratios}; {what}"
 
 
 def side_figures(outdir, run, which, commands):

@@ -130,19 +130,19 @@ def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
 
 @pytest.mark.timing
 def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(programs, scratch):
-    base, new = f"{SPIN} 3000", f"{SPIN} 6000"
-    code, text = timekit("ab", base, new, "--reruns", "3", "--runs", "1", "--repeat", "5", "--output", scratch / "ab",
+    base, new = f"{SPIN} 5000", f"{SPIN} 15000"   # three times the work: a few ms each, so a process start dilutes it
+    code, text = timekit("ab", base, new, "--reruns", "4", "--runs", "1", "--repeat", "15", "--output", scratch / "ab",
                          "--export-json", scratch / "ab.json", cwd=scratch)
     assert code == 1, text
-    assert "design: blocks: 3 invocations, each 1 BenchExec run(s) of 5 pair(s)" in text
+    assert "design: blocks: 4 invocations, each 1 BenchExec run(s) of 15 pair(s)" in text
     assert "verdict: slower:" in text and sum(line.startswith("verdict:") for line in text.splitlines()) == 1
     data = json.loads((scratch / "ab.json").read_text())
     assert data["ab"][0]["design"] == "blocks"
     cpu = next(r for r in data["comparison"] if r["column"] == "exec-cputime")
-    assert cpu["unit"] == "pair" and cpu["verdict"] == "slower" and 1.15 < cpu["ratio"] < 2.5 and cpu["n_base"] == 15
-    assert [len(r["times"]) for r in data["results"]] == [15, 15]   # every execution a value of its own
+    assert cpu["unit"] == "pair" and cpu["verdict"] == "slower" and 1.3 < cpu["ratio"] < 3.5 and cpu["n_base"] == 60
+    assert [len(r["times"]) for r in data["results"]] == [60, 60]   # every execution a value of its own
     assert lint.check(data["benchexec"]["definitions"]) == []
-    code, same = timekit("ab", base, base, "--reruns", "3", "--runs", "1", "--repeat", "5", "--alpha", "0.01",
+    code, same = timekit("ab", base, base, "--reruns", "3", "--runs", "1", "--repeat", "15", "--alpha", "0.01",
                          "--output", scratch / "aa", cwd=scratch)
     assert code == 0 and "verdict: no significant slowdown" in same, same
     # the A/A directory calibrates the paired rule: 3 invocations are too few, and say so
@@ -171,3 +171,46 @@ def test_a_paired_design_refuses_benchexecs_other_columns_in_one_line(programs, 
     code, text = timekit("ab", f"{SPIN} 1000", f"{SPIN} 1000", "--column", "memory", "--output", scratch / "ab", cwd=scratch)
     errors = [line for line in text.splitlines() if line.startswith("timekit: error:")]
     assert code == 2 and len(errors) == 1 and "--design separate" in errors[0], text
+
+
+# ---------------------------------------------------------------------------------------------
+# two benchmark definitions under blocks
+
+
+@pytest.mark.unit
+def test_definitions_of_one_tool_and_limits_merge_and_others_say_why_not(scratch):
+    from analysis.tools import ab_blocks
+    from tests.test_ab import definitions
+
+    base, new = definitions(scratch)
+    assert ab_blocks.why_not_mergeable(base, new) == ""
+    (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
+    assert "different tool-info modules" in ab_blocks.why_not_mergeable(base, scratch / "other.xml")
+    (scratch / "limits.xml").write_text(new.read_text().replace('timelimit="20 s"', 'timelimit="30 s"'))
+    assert "different timelimit values" in ab_blocks.why_not_mergeable(base, scratch / "limits.xml")
+    copies = {}
+    for side, path in (("base", base), ("new", new)):
+        copies[side] = path
+    merged = ab_blocks.merge(copies, ["runexec"], scratch / "blocks.xml")
+    text = merged.read_text()
+    assert '<rundefinition name="base.runexec">' in text and '<rundefinition name="new.runexec">' in text
+    assert "base/tasks/*.yml" in text and "new/tasks/*.yml" in text and lint.check([merged]) == []
+
+
+@pytest.mark.timing
+def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scratch):
+    from tests.test_ab import definitions
+
+    base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
+    code, text = timekit("ab", base, new, "--reruns", "3", "--column", "cputime", "--output", scratch / "ab",
+                         "--format", "json", cwd=REPO)
+    data = json.loads(text[text.index("{\n"):])
+    [row] = data["rows"]
+    assert code == 1 and row["unit"] == "pair" and row["verdict"] == "slower" and 1.5 < row["ratio"] < 2.5, text
+    assert data["ab"]["design"] == "blocks" and row["reruns_base"] == 3 and row["n_base"] == 9
+    manifest = json.loads((scratch / "ab" / "blocks.json").read_text())
+    assert [len(s["order"]) for s in manifest["steps"]] == [2, 2, 2]
+    assert lint.check([scratch / "ab" / "blocks.xml"]) == []
+    (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
+    code, text = timekit("ab", base, scratch / "other.xml", "--reruns", "2", "--output", scratch / "sep", cwd=REPO)
+    assert "design: separate: base and new have different tool-info modules" in text and (scratch / "sep" / "ab.json").is_file()

@@ -199,7 +199,7 @@ def test_ab_under_benchexec_gives_one_row_per_task_set(programs, scratch):
         (scratch / f"{side}.xml").write_text(SETS_DEFINITION.format(side=side))
     out = scratch / "ab"
     done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", scratch / "base.xml", scratch / "new.xml",
-                           "--reruns", "3", "--output", out, "--format", "json"],
+                           "--reruns", "3", "--design", "separate", "--output", out, "--format", "json"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     data = json.loads(done.stdout)
     rows = data["rows"]

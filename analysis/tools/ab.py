@@ -30,6 +30,7 @@ from lxml import etree
 from analysis.core.errors import UserError
 from analysis.core import paths
 from analysis.sweep import lint, runner, steps_loop
+from analysis.tools import ab_blocks
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 from analysis.tools.plan.args import FIRST_LOOK, duration
@@ -276,7 +277,7 @@ def add_parser(commands, positive_int, probability):
 
 def _latest():
     root = paths.user_results().root / "ab"
-    found = sorted(p.parent for p in root.glob("*/" + MANIFEST))
+    found = sorted({p.parent for name in (MANIFEST, ab_blocks.MANIFEST) for p in root.glob("*/" + name)})
     if not found:
         raise ABError(f"no A/B run to resume under {root}; give --output")
     return found[-1]
@@ -290,6 +291,8 @@ def run(args):
     if args.resume:
         outdir = args.output or _latest()
         steps_loop.hold(outdir)
+        if (Path(outdir) / ab_blocks.MANIFEST).exists():
+            return _run_blocks(ab_blocks.BlocksRun.load(outdir), outdir, args, "")
         ab = ABRun.load(outdir)
         note = ""
     else:
@@ -299,6 +302,9 @@ def run(args):
         where = paths.user_results()
         note = "" if args.output else where.note()
         outdir = args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        blocks_run = _start_blocks(args, outdir, reruns)
+        if blocks_run is not None:
+            return _run_blocks(blocks_run, outdir, args, note)
         ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
                    not args.no_container)
     steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
@@ -325,6 +331,63 @@ def run(args):
         if not args.per_task:  # the per-task comparison ends with its own verdict line
             text += "\n" + compare_mod.verdict_line(result)
         text = "\n".join(filter(None, [machines_warning(outdir), text]))
+    print(text)
+    return compare_mod.exit_code(result)
+
+
+def _start_blocks(args, outdir, reruns):
+    """The blocks design's run of two definitions (None: they cannot share an invocation, which is
+    said on stderr, or --design separate)."""
+    if args.design == "duet":
+        raise ABError("--duet runs two shell commands at once on two cores; two benchmark definitions run under "
+                      "--design blocks (the default) or separate")
+    if args.design != "blocks":
+        return None
+    lint.require_valid([args.base, args.new])
+    reason = ab_blocks.why_not_mergeable(args.base, args.new)
+    if reason:
+        print(f"design: separate: {reason}", file=sys.stderr, flush=True)
+        return None
+    names = [n for n in rundefinitions(args.base) if n in rundefinitions(args.new)]
+    if not names:
+        raise ABError(f"{args.base} and {args.new} share no run definition name; compare lines base and new up by it")
+    plan = {"seed": args.seed, "reruns": reruns, "max_reruns": args.max_reruns, "load": args.load,
+            "container": not args.no_container}
+    return ab_blocks.start(args.base, args.new, outdir, names, plan)
+
+
+def _run_blocks(run, outdir, args, note):
+    """Measure two merged definitions under the blocks design and print as the separate path does."""
+    from analysis.tools.commands import paired_ab
+    from analysis.tools.compare import repeated as compare_mod
+
+    steps_loop.hold(outdir)
+    if args.until_decided:
+        run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
+        run.max_reruns = max(run.max_reruns, args.max_reruns)
+        run.save(outdir)
+    print(f"A/B: {run.base} against {run.new}, design blocks: {run.reruns} invocations holding both; results in "
+          f"{outdir}{note}", file=sys.stderr, flush=True)
+    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
+    try:
+        result, looks = ab_blocks.measure(run, outdir, columns, args.alpha, args.threshold)
+    except runner.Interrupted:
+        print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
+              file=sys.stderr)
+        return 130
+    sequential_text = ""
+    if looks:
+        paired_ab.apply(result.rows, looks)
+        sequential_text = paired_ab.report(run, looks, args.alpha)
+    text = compare_mod.render(result, args.format, args.alpha, args.threshold)
+    if args.format == "json":
+        data = json.loads(text)
+        data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
+                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential_text}
+        text = json.dumps(data, indent=2, default=str)
+    else:
+        text += "\n" + ab_blocks.summary(run) + ("\n\n" + sequential_text if sequential_text else "")
+        text += "\n" + compare_mod.verdict_line(result)
     print(text)
     return compare_mod.exit_code(result)
 

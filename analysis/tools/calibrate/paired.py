@@ -20,15 +20,12 @@ distribution, narrower than the uncertainty about the machine. Target: A/A wrong
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
 from analysis.core import stats
 from analysis.tools.calibrate import within as calibration
 from analysis.tools.calibrate.between import BetweenError
-from analysis.tools.commands import paired_ab
-from analysis.tools.compare import blocks
 from analysis.tools.plan import sequential
 
 SIZES = (3, 5, 7, 10)
@@ -37,18 +34,21 @@ TRIALS = 400
 
 
 def holds_paired(path):
-    return (Path(str(path)) / paired_ab.MANIFEST).is_file()
+    from analysis.tools.plan import paired_plan
+
+    return paired_plan.holds_paired(path)
 
 
 def log_ratios(directory, columns):
-    """(row labels, invocations x rows array of log ratios) of a paired A/B directory."""
-    run = paired_ab.PairedRun.load(directory)
-    series = blocks.log_series(paired_ab.tables(directory), run.rundefinitions, paired_ab.columns_of(columns))
-    sizes = {logs.size for _, logs, _ in series}
+    """(row labels, design, invocations x rows array of log ratios) of a paired A/B directory."""
+    from analysis.tools.plan import paired_plan
+
+    design, series, _ = paired_plan.series_of(directory, columns)
+    sizes = {logs.size for _, logs in series}
     if not series or min(sizes) < 4:
         raise BetweenError(f"{directory}: {min(sizes, default=0)} invocations with timed pairs; calibration needs 4 or more")
     k = min(sizes)
-    return [label for label, _, _ in series], run.design, np.column_stack([logs[:k] for _, logs, _ in series])
+    return [label for label, _ in series], design, np.column_stack([logs[:k] for _, logs in series])
 
 
 def _fixed_verdicts(x, alpha, threshold):
@@ -96,8 +96,10 @@ def check(aa_dir, slower_dir=None, alpha=calibration.ALPHA, threshold=calibratio
     labels, design, aa = log_ratios(aa_dir, columns)
     result = {"design": design, "alpha": alpha, "threshold": threshold, "rows": labels, "invocations": int(aa.shape[0]),
               "draws": draws, "trials": trials, "fixed": {}, "until_decided": {}}
+    level = fixed(aa, alpha, 0.0, draws)   # the test alone: its A/A rate should be alpha
     for m, v in fixed(aa, alpha, threshold, draws).items():
-        result["fixed"][m] = {"aa_wrong": calibration._rate(_wrong(v), draws)}
+        result["fixed"][m] = {"aa_wrong": calibration._rate(_wrong(v), draws),
+                              "aa_significant": calibration._rate(_wrong(level[m]), draws)}
     v, at = until_decided(aa, alpha, threshold, trials)
     result["until_decided"] = {"aa_wrong": calibration._rate(_wrong(v), trials), "aa_mean_stop": float(at.max(axis=1).mean()),
                                "aa_decided_same": calibration._rate(int((v == "~").all(axis=1).sum()), trials)}
@@ -114,6 +116,8 @@ def check(aa_dir, slower_dir=None, alpha=calibration.ALPHA, threshold=calibratio
         result["until_decided"]["mean_reruns"] = [float(at[:, r].mean()) for r in range(len(labels))]
     for entry in [*result["fixed"].values(), result["until_decided"]]:
         entry["within_tolerance"] = entry["aa_wrong"]["rate"] <= alpha + calibration.TOLERANCE
+    for entry in result["fixed"].values():
+        entry["test_within_tolerance"] = abs(entry["aa_significant"]["rate"] - alpha) <= calibration.TOLERANCE
     return result
 
 
@@ -128,7 +132,8 @@ def render(result):
              + ", ".join(f"{100 * s:.2f} %" for s in result["sd_between"]) + "."]
     for m, entry in result["fixed"].items():
         line = (f"  M = {m} (fixed, {result['draws']} draws): A/A wrong {_pct(entry['aa_wrong'])}"
-                f" ({'within' if entry['within_tolerance'] else 'ABOVE'} alpha + 1.5 points)")
+                f" ({'within' if entry['within_tolerance'] else 'ABOVE'} alpha + 1.5 points; the test alone, without the "
+                f"threshold: {_pct(entry['aa_significant'])})")
         if "power" in entry:
             line += "; power " + ", ".join(f"{label}: {_pct(p)}" for label, p in zip(result["rows"], entry["power"]))
         lines.append(line)

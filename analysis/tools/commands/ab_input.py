@@ -54,7 +54,7 @@ def commands_given(args):
 def latest():
     """The newest A/B directory, of definitions (ab.json) or of commands (commands.json)."""
     root = paths.user_results().root / "ab"
-    found = sorted({p.parent for pattern in ("*/ab.json", "*/" + MANIFEST) for p in root.glob(pattern)})
+    found = sorted({p.parent for pattern in ("*/ab.json", "*/blocks.json", "*/" + MANIFEST) for p in root.glob(pattern)})
     if not found:
         raise spec.CommandError(f"no A/B run to resume under {root}; give --output")
     return found[-1]

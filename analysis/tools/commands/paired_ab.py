@@ -266,13 +266,23 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
     if run.design != "duet":
         rows = len(columns) * len(run.rundefinitions)
         threading.Thread(target=_prepare_statistics, args=(rows, alpha, run.max_reruns), daemon=True).start()
-    while True:
-        run_pending(run, outdir, out)
+
+    def rows_and_series(found):
         from analysis.tools.compare import blocks  # scipy: imported beside the first invocation
 
-        found = tables(outdir)
-        result = blocks.compare(found, run.rundefinitions, columns, alpha, threshold)
-        looks = decide(found, run, columns, alpha, threshold) if run.until_decided else []
+        return (blocks.compare(found, run.rundefinitions, columns, alpha, threshold),
+                lambda: blocks.log_series(found, run.rundefinitions, columns))
+
+    return measure_loop(run, outdir, lambda: run_pending(run, outdir, out), rows_and_series, alpha, threshold, out)
+
+
+def measure_loop(run, outdir, pending, rows_and_series, alpha, threshold, out):
+    """The paired designs' loop: run what is planned, compare, look (--until-decided), plan one more
+    invocation or stop. `rows_and_series(tables)` -> (compare's Result, a thunk of the rows' log series)."""
+    while True:
+        pending()
+        result, series = rows_and_series(tables(outdir))
+        looks = decide(series(), run, alpha, threshold) if run.until_decided else []
         stop = _stop(run, result, looks)
         if stop is not None:
             run.stopped = stop
@@ -296,7 +306,7 @@ def _stop(run, result, looks):
             return f"every row decided after {run.reruns} invocations"
         if slower:
             return f"{'; '.join(slower)} decided slower after {run.reruns} invocations: the gate's answer (exit 1) is known"
-    elif run.until is not None:
+    elif getattr(run, "until", None) is not None:
         width = max(100 * (r.ci_high - r.ci_low) / 2 for r in result.rows)
         run.checks.append({"reruns": run.reruns, "half_width": width, "why": f"CI half-width {width:.2f} % >= {run.until:g} %"})
         if width < run.until:
@@ -317,12 +327,11 @@ class Look:
     pairs: int            # pairs up to the look that decided it (or all)
 
 
-def decide(found, run, columns, alpha, threshold):
+def decide(series, run, alpha, threshold):
     """[Look] per row: the paired sequential rule over its invocations' log ratios, alpha / rows each."""
-    from analysis.tools.compare import blocks
     from analysis.tools.plan import sequential
 
-    series = [s for s in blocks.log_series(found, run.rundefinitions, columns) if s[1].size >= 2]
+    series = [s for s in series if s[1].size >= 2]
     out = []
     for label, logs, sizes in series:
         d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns)
@@ -351,7 +360,7 @@ def report(run, looks, alpha):
         verdict = d.verdict if d.decided else "inconclusive"
         lines.append(f"  {r.row}: {verdict} at M = {d.reruns} invocations (change {100 * (d.ratio - 1):+.2f} %, one-sample t "
                      f"p {d.p:.2g} against {d.level:.2g} at this look, repeated {100 * (1 - d.level):.3g} % CI "
-                     f"{100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %); cost: {r.pairs} pairs, "
+                     f"{100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %); cost: {f'{r.pairs} pairs, ' if r.pairs else ''}"
                      f"{seconds_spent(run, d.reruns) / 60:.1f} min")
     return "\n".join(lines)
 

@@ -33,18 +33,74 @@ def invocation_log_ratios(invocations, column):
 def row(rundefinition, column, invocations):
     """The Row of one run definition and column (None with fewer than 2 invocations holding a pair)."""
     logs, pairs = invocation_log_ratios(invocations, column)
+    a = np.concatenate([executions.side_values(i, "a", column) for i in invocations] or [[]])
+    b = np.concatenate([executions.side_values(i, "b", column) for i in invocations] or [[]])
+    spread = [x.var(ddof=1) for x in pairs if x.size > 1]
+    return row_of(rundefinition, "run", column, logs, a, b, float(np.sqrt(np.mean(spread))) if spread else math.nan)
+
+
+def row_of(rundefinition, input, column, logs, a, b, within=math.nan):
+    """A Row from the invocations' log ratios (None with fewer than 2), the sides' values beside them."""
     if logs.size < 2:
         return None
     m = logs.size
     mean, sd = float(logs.mean()), float(logs.std(ddof=1))
     half = float(scipy.stats.t.ppf(0.975, m - 1)) * sd / math.sqrt(m)
     p = float(scipy.stats.ttest_1samp(logs, 0.0).pvalue) if sd > 0 else (0.0 if mean != 0 else 1.0)
-    a = np.concatenate([executions.side_values(i, "a", column) for i in invocations])
-    b = np.concatenate([executions.side_values(i, "b", column) for i in invocations])
-    within = float(np.sqrt(np.mean([x.var(ddof=1) for x in pairs if x.size > 1]))) if any(x.size > 1 for x in pairs) else math.nan
-    return Row(rundefinition, "run", column, int(a.size), int(b.size), 0, 0, float(a.mean()), float(b.mean()),
+    return Row(rundefinition, input, column, int(a.size), int(b.size), 0, 0, float(a.mean()), float(b.mean()),
                math.exp(mean), math.exp(mean - half), math.exp(mean + half), p, math.nan, m, m, UNIT,
                cv_within=within, cv_between=sd, pair_ratios=[float(math.exp(x)) for x in logs])
+
+
+def definition_rows(tables, names, columns, alpha, threshold):
+    """compare's Result for two definitions merged into one (analysis.tools.ab_blocks): per run
+    definition and column, each invocation's log ratio is the mean over the inputs both sides
+    measured validly in it of ln(mean new / mean base) (a task set: the log geometric mean of the
+    per-task ratios; repetitions of one input: the log ratio of their means)."""
+    invocations = {}
+    for table in tables:
+        invocations.setdefault((table.date, table.benchmark), []).append(table)
+    rows, not_compared = [], []
+    for column in columns:
+        for name in names:
+            logs, a, b = [], [], []
+            for key in sorted(invocations):
+                sides = _side_values(invocations[key], name, column)
+                common = sorted(sides["base"].keys() & sides["new"].keys())
+                if common:
+                    logs.append(float(np.mean([math.log(np.mean(sides["new"][i]) / np.mean(sides["base"][i])) for i in common])))
+                    a += [v for i in common for v in sides["base"][i]]
+                    b += [v for i in common for v in sides["new"][i]]
+            r = row_of(name, "all inputs", column, np.array(logs), np.array(a), np.array(b))
+            if r is None:
+                not_compared.append(f"{name} / {column}: not compared: {len(logs)} invocation(s) with valid runs on both sides, 2+ needed")
+            else:
+                rows.append(r)
+    return _judged(Result(rows, not_compared), alpha, threshold)
+
+
+def _side_values(tables, name, column):
+    """{"base"|"new": {input: [valid positive values]}} of run definition `name` in one invocation."""
+    from analysis.core import validity
+    from analysis.core.tasks import input_of
+
+    found = {"base": {}, "new": {}}
+    for table in tables:
+        side, _, rundefinition = table.rundefinition.partition(".")
+        if rundefinition != name or side not in found or column not in table.columns:
+            continue
+        usable = validity.of_column(table, column, table.valid()).usable
+        for task, value, ok in zip(table.tasks.tolist(), table.columns[column].tolist(), usable.tolist()):
+            if ok and value > 0:
+                found[side].setdefault(input_of(task), []).append(value)
+    return found
+
+
+def definition_log_series(tables, names, columns):
+    """[(label, per-invocation log ratios, runs per invocation)] as definition_rows forms them."""
+    result = definition_rows(tables, names, columns, 0.05, 0.0)
+    return [(f"{r.rundefinition} / {r.input} ({r.column})", np.log(np.array(r.pair_ratios)), [0] * len(r.pair_ratios))
+            for r in result.rows]
 
 
 def compare(tables, rundefinitions, columns, alpha, threshold):

@@ -22,6 +22,8 @@ def add_parser(commands):
         "checked by simulating compare's rule). With --budget: the smallest slowdown that budget can show.",
         "The plan is for the family compare will form: all rows of --column (default cputime and walltime), "
         "Holm-corrected, so each row is planned at alpha / rows (a lower bound on Holm's power).",
+        "A paired A/B directory (timekit ab under the blocks or duet design) is planned by its own rule: M "
+        "invocations, from the sd of an invocation's log ratio (docs/designs.md).",
     )
     plan = commands.add_parser(
         "plan", help="how many invocations and runs a comparison needs, from a pilot",
@@ -178,7 +180,12 @@ def _table(header, rows):
 
 def run(args):
     from analysis.tools.calibrate import family  # numpy, scipy: once the arguments are good
+    from analysis.tools.plan import paired_plan
 
+    if len(args.pilots) == 1 and paired_plan.holds_paired(args.pilots[0]):
+        result = paired_plan.plan(args.pilots[0], args.columns, args.effect, args.power, args.alpha, args.budget)
+        print(json.dumps(result, indent=2) if args.format == "json" else paired_plan.render(result))
+        return 0
     columns = tuple(args.columns or family.DEFAULT_COLUMNS)
     result = plan(args.pilots, columns, args.effect, args.power, args.alpha, args.threshold, args.budget)
     print(json.dumps(result, indent=2) if args.format == "json" else render(result))

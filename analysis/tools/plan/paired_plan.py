@@ -1,0 +1,112 @@
+"""
+`timekit plan DIR` where DIR is a paired A/B run (blocks or duet of commands, blocks of two
+definitions): how many invocations its design needs.
+
+Under a paired design an invocation gives each row one log ratio, so the plan has one dimension:
+M invocations. From the pilot's invocations: the sd of a row's log ratio between invocations, and
+what an invocation took here (the manifest's seconds). M is the smallest number (from 3) at which
+the one-sample t test at alpha / rows calls a slowdown of --effect with --power: power from the
+noncentral t (df M - 1, noncentrality ln(1 + effect) sqrt(M) / sd). With --budget, the smallest
+slowdown that the invocations the budget buys can show with that power.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import scipy.stats
+
+from analysis.tools.plan.args import FIRST_LOOK
+
+MAX_INVOCATIONS = 200
+
+
+def holds_paired(path):
+    from analysis.tools import ab_blocks
+    from analysis.tools.commands import paired_ab
+
+    return any((Path(str(path)) / m).is_file() for m in (paired_ab.MANIFEST, ab_blocks.MANIFEST))
+
+
+def power(m, sd, effect, level):
+    """Power of the two-sided one-sample t test of m log ratios (sd each) against a change `effect`."""
+    if sd <= 0:
+        return 1.0
+    df, nc = m - 1, math.log1p(effect) * math.sqrt(m) / sd
+    crit = scipy.stats.t.ppf(1 - level / 2, df)
+    return float(scipy.stats.nct.sf(crit, df, nc) + scipy.stats.nct.cdf(-crit, df, nc))
+
+
+def invocations_needed(sd, effect, level, wanted):
+    for m in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
+        if power(m, sd, effect, level) >= wanted:
+            return m
+    return None
+
+
+def smallest_effect(m, sd, level, wanted):
+    """The smallest relative slowdown m invocations show with `wanted` power (bisection)."""
+    low, high = 0.0, 1.0
+    if m < 2 or power(m, sd, high, level) < wanted:
+        return math.nan
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if power(m, sd, mid, level) < wanted else (low, mid)
+    return high
+
+
+def series_of(path, columns):
+    """(design, [(row label, log ratios per invocation)], seconds per invocation) of a paired directory."""
+    from analysis.tools import ab_blocks
+    from analysis.tools.commands import paired_ab
+    from analysis.tools.compare import blocks
+
+    path = Path(path)
+    found = paired_ab.tables(path)
+    if (path / paired_ab.MANIFEST).is_file():
+        run = paired_ab.PairedRun.load(path)
+        series = blocks.log_series(found, run.rundefinitions, paired_ab.columns_of(columns))
+    else:
+        run = ab_blocks.BlocksRun.load(path)
+        series = blocks.definition_log_series(found, run.names, columns or ("cputime", "walltime"))
+    done = [s.seconds for s in run.steps if s.status == "done"]
+    return run.design, [(label, logs) for label, logs, _ in series], float(np.mean(done)) if done else math.nan
+
+
+def plan(path, columns, effect, wanted, alpha, budget=None):
+    design, series, seconds = series_of(path, columns)
+    usable = [(label, logs) for label, logs in series if logs.size >= 2]
+    k = max(1, len(usable))
+    rows = []
+    for label, logs in usable:
+        sd = float(logs.std(ddof=1))
+        m = invocations_needed(sd, effect, alpha / k, wanted)
+        row = {"row": label, "invocations": int(logs.size), "sd_log_ratio": sd, "reruns": m,
+               "minutes": m * seconds / 60 if m else math.nan}
+        if budget is not None and seconds > 0:
+            affordable = int(budget // seconds)
+            row["budget_reruns"] = affordable
+            row["detectable"] = smallest_effect(affordable, sd, alpha / k, wanted)
+        rows.append(row)
+    return {"design": design, "effect": effect, "power": wanted, "alpha": alpha, "row_alpha": alpha / k,
+            "invocation_seconds": seconds, "budget_seconds": budget, "rows": rows}
+
+
+def render(result):
+    lines = [f"Plan for the {result['design']} design: one log ratio per invocation and row; one-sample t at alpha "
+             f"{result['alpha']:g} / {len(result['rows'])} rows = {result['row_alpha']:.3g}, power "
+             f"{100 * result['power']:.0f} % against a {100 * result['effect']:g} % slowdown; an invocation took "
+             f"{result['invocation_seconds']:.1f} s here."]
+    for r in result["rows"]:
+        m = r["reruns"]
+        need = (f"M = {m} invocations, about {r['minutes']:.1f} min" if m else f"more than {MAX_INVOCATIONS} invocations")
+        line = f"  {r['row']}: sd of an invocation's log ratio {100 * r['sd_log_ratio']:.2f} % (over {r['invocations']}): {need}"
+        if "detectable" in r:
+            line += (f"; the budget buys M = {r['budget_reruns']}, which shows "
+                     + (f"{100 * r['detectable']:.2f} %" if math.isfinite(r["detectable"]) else "no slowdown below 100 %"))
+        lines.append(line)
+    lines.append("  (--until-decided looks after every invocation and stops once decided: "
+                 "about as many on average for this power, fewer for a larger change)")
+    return "\n".join(lines)

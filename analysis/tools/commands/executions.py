@@ -7,6 +7,7 @@ file keeps one mean per column, its log file one line per execution:
 two sides execution by execution, or count every execution of a batch, read these lines here.
 """
 
+import functools
 import math
 import re
 import zipfile
@@ -81,19 +82,28 @@ def of_tables(tables, rundefinition):
             continue
         invocation = found.setdefault((table.benchmark, table.date), Invocation((table.benchmark, table.date)))
         valid = table.valid()
-        wanted = [Path(task).name for task, ok in zip(table.tasks.tolist(), valid.tolist()) if ok and input_of(task) == RUNS]
-        try:
-            with zipfile.ZipFile(_archive(table)) as z:
-                names = {Path(n).name: n for n in z.namelist()}
-                for task in wanted:
-                    member = names.get(f"{rundefinition}.{task}.log")
-                    if member:
-                        executions = [e for e in parse(z.read(member).decode(errors="replace")) if e.status == 0]
-                        if executions:
-                            invocation.runs.append(executions)
-        except (OSError, zipfile.BadZipFile):
-            continue
+        wanted = tuple(Path(task).name for task, ok in zip(table.tasks.tolist(), valid.tolist()) if ok and input_of(task) == RUNS)
+        invocation.runs += _runs(_archive(table), rundefinition, wanted)
     return [found[k] for k in sorted(found, key=lambda k: (k[1], k[0])) if found[k].runs]
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs(archive, rundefinition, tasks):
+    """[[Execution]] of the tasks' logs in one archive (a finished invocation's logs do not change:
+    --until-decided reads them once, not at every look)."""
+    runs = []
+    try:
+        with zipfile.ZipFile(archive) as z:
+            names = {Path(n).name: n for n in z.namelist()}
+            for task in tasks:
+                member = names.get(f"{rundefinition}.{task}.log")
+                if member:
+                    done = [e for e in parse(z.read(member).decode(errors="replace")) if e.status == 0]
+                    if done:
+                        runs.append(done)
+    except (OSError, zipfile.BadZipFile):
+        pass
+    return runs
 
 
 def pair_log_ratios(invocation, column):

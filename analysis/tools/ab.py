@@ -352,7 +352,7 @@ def _start_blocks(args, outdir, reruns):
     if not names:
         raise ABError(f"{args.base} and {args.new} share no run definition name; compare lines base and new up by it")
     plan = {"seed": args.seed, "reruns": reruns, "max_reruns": args.max_reruns, "load": args.load,
-            "container": not args.no_container}
+            "container": not args.no_container, "until": args.until}
     return ab_blocks.start(args.base, args.new, outdir, names, plan)
 
 
@@ -377,7 +377,9 @@ def _run_blocks(run, outdir, args, note):
         return 130
     sequential_text = ""
     if looks:
-        paired_ab.apply(result.rows, looks)
+        from analysis.tools.plan import ab_looks
+
+        ab_looks.apply(result.rows, looks)
         sequential_text = paired_ab.report(run, looks, args.alpha)
     text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":

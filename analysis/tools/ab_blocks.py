@@ -97,6 +97,7 @@ class BlocksRun(StepsRecord):
     seed: int
     reruns: int
     max_reruns: int = 20
+    until: float = None          # --until PCT: add invocations until every row's 95 % CI half-width is below it
     until_decided: bool = False
     budget: float = None
     background: int = 0
@@ -139,8 +140,8 @@ def start(base, new, outdir, names, plan):
         (folder / "tasks").rmdir()
     lint.require_valid([merge(copies, names, outdir / DEFINITION)])
     run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), plan["seed"], plan["reruns"],
-                    max(plan["max_reruns"], plan["reruns"]), background=plan["load"], container=plan["container"],
-                    created=now())
+                    max(plan["max_reruns"], plan["reruns"]), plan["until"], background=plan["load"],
+                    container=plan["container"], created=now())
     for rerun in range(1, run.reruns + 1):
         run.plan(rerun)
     run.save(outdir)

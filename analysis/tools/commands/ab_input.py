@@ -217,7 +217,9 @@ def _measure_paired(pair, directory, record, options, columns, args, ab, note):
     result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
     if not looks:
         return run, result, ""
-    paired_ab.apply(result.rows, looks)
+    from analysis.tools.plan import ab_looks
+
+    ab_looks.apply(result.rows, looks)
     return run, result, paired_ab.report(run, looks, args.alpha)
 
 

@@ -69,7 +69,8 @@ def parse(text):
     return found
 
 
-def _archive(table):
+def archive_of(table):
+    """BenchExec's .logfiles.zip beside a result file."""
     return table.path.parent / (table.path.name.split(".results.")[0] + ".logfiles.zip")
 
 
@@ -83,8 +84,21 @@ def of_tables(tables, rundefinition):
         invocation = found.setdefault((table.benchmark, table.date), Invocation((table.benchmark, table.date)))
         valid = table.valid()
         wanted = tuple(Path(task).name for task, ok in zip(table.tasks.tolist(), valid.tolist()) if ok and input_of(task) == RUNS)
-        invocation.runs += _runs(_archive(table), rundefinition, wanted)
+        invocation.runs += _runs(archive_of(table), rundefinition, wanted)
     return [found[k] for k in sorted(found, key=lambda k: (k[1], k[0])) if found[k].runs]
+
+
+def logs(archive, rundefinition, tasks):
+    """(task, log text) of each task's run log in BenchExec's .logfiles.zip that has one."""
+    try:
+        with zipfile.ZipFile(archive) as z:
+            names = {Path(n).name: n for n in z.namelist()}
+            for task in tasks:
+                member = names.get(f"{rundefinition}.{task}.log")
+                if member:
+                    yield task, z.read(member).decode(errors="replace")
+    except (OSError, zipfile.BadZipFile):
+        return
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,32 +106,39 @@ def _runs(archive, rundefinition, tasks):
     """[[Execution]] of the tasks' logs in one archive (a finished invocation's logs do not change:
     --until-decided reads them once, not at every look)."""
     runs = []
-    try:
-        with zipfile.ZipFile(archive) as z:
-            names = {Path(n).name: n for n in z.namelist()}
-            for task in tasks:
-                member = names.get(f"{rundefinition}.{task}.log")
-                if member:
-                    done = [e for e in parse(z.read(member).decode(errors="replace")) if e.status == 0]
-                    if done:
-                        runs.append(done)
-    except (OSError, zipfile.BadZipFile):
-        pass
+    for _, text in logs(archive, rundefinition, tasks):
+        done = [e for e in parse(text) if e.status == 0]
+        if done:
+            runs.append(done)
     return runs
 
 
 def pair_log_ratios(invocation, column):
     """ln(b / a) of every pair of the invocation whose two sides were timed and positive."""
+    return np.array([r for r, _ in _pairs(invocation, column)])
+
+
+def pair_strata(invocation, column):
+    """The same pairs' strata: which side started first (blocks), or a's core (duet). A side that
+    starts first in a run, or runs on a faster core, is faster; the order and the cores are
+    random or alternate, so the effect cancels over pairs, but it splits the pairs' ratios into
+    two groups, and an invocation's median lands in the larger group."""
+    return [stratum for _, stratum in _pairs(invocation, column)]
+
+
+def _pairs(invocation, column):
     out = []
     for run in invocation.runs:
-        sides = {}
+        sides, first = {}, {}
         for e in run:
-            sides.setdefault(e.index, {})[e.side] = e.value(column)
-        for pair in sides.values():
-            a, b = pair.get("a", math.nan), pair.get("b", math.nan)
-            if a > 0 and b > 0:
-                out.append(math.log(b / a))
-    return np.array(out)
+            sides.setdefault(e.index, {})[e.side] = e
+            first.setdefault(e.index, e.side)
+        for index, pair in sides.items():
+            a, b = pair.get("a"), pair.get("b")
+            if a and b and a.value(column) > 0 and b.value(column) > 0:
+                stratum = f"a on core {a.core}" if a.core >= 0 else f"{first[index]} first"
+                out.append((math.log(b.value(column) / a.value(column)), stratum))
+    return out
 
 
 def side_values(invocation, side, column):

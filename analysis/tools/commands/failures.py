@@ -4,7 +4,6 @@ reruns the command by hand, where it works, and looks in the wrong place."""
 
 import collections
 import re
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,20 +59,13 @@ def explain(tables, command, directory, lines=2):
 
 def _last_output(table, lines):
     """The last `lines` lines the command wrote in its first failed run's log file, else []."""
-    archive = table.path.parent / (table.path.name.split(".results.")[0] + ".logfiles.zip")
+    from analysis.tools.commands import executions
+
     valid = table.valid()
     failed = [Path(task).name for task, ok in zip(table.tasks.tolist(), valid.tolist()) if not ok]
-    try:
-        with zipfile.ZipFile(archive) as z:
-            names = {Path(n).name: n for n in z.namelist()}
-            for task in failed:
-                member = names.get(f"{table.rundefinition}.{task}.log")
-                if member:
-                    text = z.read(member).decode(errors="replace")
-                    own = text.split(SEPARATOR, 1)[-1].splitlines()
-                    kept = [s.strip() for s in own if s.strip() and not CMDRUN_LINE.match(s)]
-                    if kept:
-                        return kept[-lines:]
-    except (OSError, zipfile.BadZipFile):
-        pass
+    for _, text in executions.logs(executions.archive_of(table), table.rundefinition, failed):
+        own = text.split(SEPARATOR, 1)[-1].splitlines()
+        kept = [s.strip() for s in own if s.strip() and not CMDRUN_LINE.match(s)]
+        if kept:
+            return kept[-lines:]
     return []

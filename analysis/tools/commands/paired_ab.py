@@ -239,18 +239,6 @@ def tables(outdir):
     return load_tables(Path(outdir), {"status", "category", "starttime", "walltime", "cputime"})[0]
 
 
-def seconds_spent(run, reruns=None):
-    return float(sum(s.seconds for s in run.steps if s.status == "done" and (reruns is None or s.rerun <= reruns)))
-
-
-def budget_left(run):
-    """Whether one more invocation fits the budget, at the mean time of one so far."""
-    if run.budget is None:
-        return True
-    done = [s for s in run.steps if s.status == "done"]
-    return seconds_spent(run) * (1 + 1 / max(1, len(done))) <= run.budget
-
-
 def _prepare_statistics(rows, alpha, max_reruns):
     """Import scipy.stats and draw the sequential boundaries, which take a second or two of one CPU,
     while the first invocation runs instead of after it (not under duet, which uses both cores)."""
@@ -306,7 +294,7 @@ def _stop(run, result, looks):
             return f"every row decided after {run.reruns} invocations"
         if slower:
             return f"{'; '.join(slower)} decided slower after {run.reruns} invocations: the gate's answer (exit 1) is known"
-    elif getattr(run, "until", None) is not None:
+    elif run.until is not None:
         width = max(100 * (r.ci_high - r.ci_low) / 2 for r in result.rows)
         run.checks.append({"reruns": run.reruns, "half_width": width, "why": f"CI half-width {width:.2f} % >= {run.until:g} %"})
         if width < run.until:
@@ -315,7 +303,9 @@ def _stop(run, result, looks):
         return ""
     if run.reruns >= run.max_reruns:
         return f"--max-reruns {run.max_reruns} reached"
-    if not budget_left(run):
+    from analysis.tools.plan import ab_looks
+
+    if not ab_looks.budget_left_for_a_pair(run, invocations=1):
         return f"the budget ({run.budget / 60:.3g} min) does not fit another invocation"
     return None
 
@@ -339,18 +329,10 @@ def decide(series, run, alpha, threshold):
     return out
 
 
-def apply(rows, looks):
-    """The sequential verdicts into compare's rows ('undecided' where the rule has not decided)."""
-    by_label = {r.row: r.decision for r in looks}
-    for row in rows:
-        d = by_label.get(f"{row.rundefinition} / {row.input} ({row.column})")
-        if d is not None:
-            row.verdict = d.verdict if d.decided else "undecided"
-
-
 def report(run, looks, alpha):
     """The sequential verdicts with what each cost."""
     from analysis.tools.plan import sequential
+    from analysis.tools.plan.ab_looks import seconds_spent
 
     lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
              f"Pocock-type alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(looks)} rows; "

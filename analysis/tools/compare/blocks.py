@@ -24,10 +24,17 @@ UNIT = "pair"
 
 
 def invocation_log_ratios(invocations, column):
-    """Per invocation, the median of its pairs' ln(new / base), and the pairs' log ratios
+    """Per invocation, its observation: the mean over strata (which side started first; duet:
+    a's core) of the median of the stratum's pairs' ln(new / base); and the pairs' log ratios
     (invocations without a pair are skipped)."""
-    pairs = [executions.pair_log_ratios(i, column) for i in invocations]
-    return np.array([np.median(p) for p in pairs if p.size]), [p for p in pairs if p.size]
+    logs, pairs = [], []
+    for invocation in invocations:
+        ratios = executions.pair_log_ratios(invocation, column)
+        if ratios.size:
+            strata = np.array(executions.pair_strata(invocation, column))
+            logs.append(float(np.mean([np.median(ratios[strata == s]) for s in sorted(set(strata))])))
+            pairs.append(ratios)
+    return np.array(logs), pairs
 
 
 def row(rundefinition, column, invocations):
@@ -60,20 +67,31 @@ def definition_rows(tables, names, columns, alpha, threshold):
     invocations = {}
     for table in tables:
         invocations.setdefault((table.date, table.benchmark), []).append(table)
+
+    def row_or_reason(name, column):
+        logs, a, b = [], [], []
+        for key in sorted(invocations):
+            sides = _side_values(invocations[key], name, column)
+            common = sorted(sides["base"].keys() & sides["new"].keys())
+            if common:
+                logs.append(float(np.mean([math.log(np.mean(sides["new"][i]) / np.mean(sides["base"][i])) for i in common])))
+                a += [v for i in common for v in sides["base"][i]]
+                b += [v for i in common for v in sides["new"][i]]
+        return (row_of(name, "all inputs", column, np.array(logs), np.array(a), np.array(b)),
+                f"{len(logs)} invocation(s) with valid runs on both sides, 2+ needed")
+
+    return _result(columns, names, row_or_reason, alpha, threshold)
+
+
+def _result(columns, names, row_or_reason, alpha, threshold):
+    """compare's Result over every column and run definition; row_or_reason(name, column) -> (Row
+    or None, why it is not compared)."""
     rows, not_compared = [], []
     for column in columns:
         for name in names:
-            logs, a, b = [], [], []
-            for key in sorted(invocations):
-                sides = _side_values(invocations[key], name, column)
-                common = sorted(sides["base"].keys() & sides["new"].keys())
-                if common:
-                    logs.append(float(np.mean([math.log(np.mean(sides["new"][i]) / np.mean(sides["base"][i])) for i in common])))
-                    a += [v for i in common for v in sides["base"][i]]
-                    b += [v for i in common for v in sides["new"][i]]
-            r = row_of(name, "all inputs", column, np.array(logs), np.array(a), np.array(b))
+            r, why = row_or_reason(name, column)
             if r is None:
-                not_compared.append(f"{name} / {column}: not compared: {len(logs)} invocation(s) with valid runs on both sides, 2+ needed")
+                not_compared.append(f"{name} / {column}: not compared: {why}")
             else:
                 rows.append(r)
     return _judged(Result(rows, not_compared), alpha, threshold)
@@ -106,16 +124,11 @@ def definition_log_series(tables, names, columns):
 def compare(tables, rundefinitions, columns, alpha, threshold):
     """compare's Result over the paired runs of `rundefinitions` in `tables` (one benchexec
     invocation per rerun, each run a batch of pairs)."""
-    rows, not_compared = [], []
-    for column in columns:
-        for name in rundefinitions:
-            invocations = executions.of_tables(tables, name)
-            r = row(name, column, invocations)
-            if r is None:
-                not_compared.append(f"{name} / {column}: not compared: {len(invocations)} invocation(s) with a timed pair, 2+ needed")
-            else:
-                rows.append(r)
-    return _judged(Result(rows, not_compared), alpha, threshold)
+    def row_or_reason(name, column):
+        invocations = executions.of_tables(tables, name)
+        return row(name, column, invocations), f"{len(invocations)} invocation(s) with a timed pair, 2+ needed"
+
+    return _result(columns, rundefinitions, row_or_reason, alpha, threshold)
 
 
 def log_series(tables, rundefinitions, columns):

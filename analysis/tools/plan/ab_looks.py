@@ -92,12 +92,13 @@ def seconds_spent(run, reruns=None):
     return float(sum(s.seconds for s in run.steps if s.status == "done" and (reruns is None or s.rerun <= reruns)))
 
 
-def budget_left_for_a_pair(run):
-    """Whether one more pair of invocations fits the budget, at the mean time of a pair so far."""
+def budget_left_for_a_pair(run, invocations=2):
+    """Whether one more pair of invocations (a paired design: one invocation) fits the budget, at
+    the mean time of an invocation so far."""
     if run.budget is None:
         return True
     done = [s for s in run.steps if s.status == "done"]
-    pair = 2 * seconds_spent(run) / max(1, len(done))
+    pair = invocations * seconds_spent(run) / max(1, len(done))
     return seconds_spent(run) + pair <= run.budget
 
 

@@ -102,6 +102,16 @@ def test_the_batch_keeps_benchexecs_cost_small_and_invocations_short():
 
 
 @pytest.mark.unit
+def test_a_budget_sets_how_many_invocations_the_sequential_rule_may_look_at():
+    batch = paired_ab.choose_batch(0.6, spec.Options(), None, None)   # 3 pairs of 0.6 s: about 2.5 s an invocation
+    run = paired_ab.PairedRun("blocks", [], {}, vars(batch), 0, 3)
+    assert paired_ab.invocations_in(run, 120) == int(120 // (1.8 + paired_ab.RUN_COST + paired_ab.INVOCATION_COST))
+    assert paired_ab.invocations_in(run, 1e6) == paired_ab.MAX_INVOCATIONS
+    run.batch["pair_seconds"] = math.nan
+    assert paired_ab.invocations_in(run, 120) == 0
+
+
+@pytest.mark.unit
 def test_a_paired_design_compares_cmdruns_times_only():
     assert paired_ab.columns_of(None) == ("exec-cputime", "exec-walltime")
     assert paired_ab.columns_of(["walltime", "exec-walltime"]) == ("exec-walltime",)

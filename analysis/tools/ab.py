@@ -38,6 +38,7 @@ from analysis.tools.commands import cli as commands_cli
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
+MAX_RERUNS = 20   # --max-reruns by default
 
 
 class ABError(UserError):
@@ -252,8 +253,9 @@ def add_parser(commands, positive_int, probability):
     commands_cli.add_command_options(parser)
     parser.add_argument("--reruns", type=positive_int, help="reruns (invocations) per side (default 5, with --until-decided 3; 2 at least)")
     parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
-    parser.add_argument("--max-reruns", type=positive_int, default=20,
-                        help="upper bound on reruns per side with --until or --until-decided (default 20)")
+    parser.add_argument("--max-reruns", type=positive_int,
+                        help="upper bound on reruns per side with --until or --until-decided (default 20; under a paired "
+                        "design with --budget: as many invocations as the budget holds)")
     parser.add_argument("--until-decided", action="store_true",
                         help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
@@ -285,6 +287,8 @@ def _latest():
 
 def run(args):
     from analysis.tools.commands import ab_input  # shell commands: the definitions are written, then this path
+
+    args.budget_sets_max, args.max_reruns = args.max_reruns is None, args.max_reruns or MAX_RERUNS
 
     if ab_input.applies(args):
         return ab_input.run(args, sys.modules[__name__])

@@ -209,7 +209,8 @@ def _measure_paired(pair, directory, record, options, columns, args, ab, note):
                               record["command_line"])
     if args.until_decided:
         run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
-        run.max_reruns = max(run.max_reruns, args.max_reruns)
+        fits = paired_ab.invocations_in(run, args.budget) if args.budget_sets_max and args.budget else 0
+        run.max_reruns = max(run.max_reruns, args.max_reruns, fits)
         run.save(directory)
     b = run.batch
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}: {run.reruns} invocations of {b['runs']} run(s) "

@@ -42,6 +42,8 @@ RUN_COST = 0.15          # s BenchExec spends around a run here (benchmarks/READ
 OVERHEAD = 0.10          # K pairs per run keep BenchExec's cost under this share of a run
 INVOCATION_SECONDS = 1.0  # pairs per invocation: at least this long, and at least MIN_PAIRS
 MIN_PAIRS = 3
+INVOCATION_COST = 0.5     # s BenchExec spends once per invocation here, besides its runs
+MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
 SHORT_PAIR = 0.1          # s: a pair this short is timed five more times before the batch is chosen
 
@@ -199,6 +201,17 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
         run.plan(rerun)
     run.save(outdir)
     return run
+
+
+def invocations_in(run, budget):
+    """How many invocations of this batch a budget (s) holds, from the pair timed beforehand (0 if
+    it was not timed): with --budget and no --max-reruns, the sequential rule's M_max, so that a
+    budget is spent on looks, not cut off at the default 20."""
+    b = run.batch
+    seconds = b["pairs_per_run"] * b["runs"] * b["pair_seconds"] + b["runs"] * RUN_COST + INVOCATION_COST
+    if not math.isfinite(seconds) or seconds <= 0:
+        return 0
+    return min(MAX_INVOCATIONS, int(budget // seconds))
 
 
 def invocation_seed(run, rerun):

@@ -224,3 +224,24 @@ def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scra
     (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
     code, text = timekit("ab", base, scratch / "other.xml", "--reruns", "2", "--output", scratch / "sep", cwd=REPO)
     assert "design: separate: base and new have different tool-info modules" in text and (scratch / "sep" / "ab.json").is_file()
+
+
+@pytest.mark.unit
+def test_bench_pairs_its_commands_invocation_by_invocation():
+    """Every invocation of bench runs every command: invocation k of one pairs with invocation k of
+    the other, and the machine's drift between invocations (here 30 %) cancels in their ratio."""
+    from analysis.tools.commands import figures, output
+
+    drift = np.array([1.0, 1.3, 0.8, 1.1, 0.9])
+
+    def command(name, scale):
+        means = list(0.1 * scale * drift)
+        return figures.Figures(name, name, {}, "walltime", means, float(np.mean(means)), 0.0, 0.0, 0.0, 0.0, math.nan,
+                               math.nan, math.nan, [], 5, 0, 1, 5, rerun_means=means, rerun_sizes=[1] * 5)
+
+    fast, slow = command("a", 1.0), command("b", 1.05)
+    [(_, other, ratio, low, high, test)] = output.relative([fast, slow], paired=True)
+    assert other is slow and ratio == pytest.approx(1.05) and high - low < 1e-6 and "paired t" in test
+    [(_, _, _, low, high, test)] = output.relative([fast, slow])
+    assert high - low > 0.2 and "Welch" in test
+    assert "paired t" in output.summary([fast, slow], paired=True)

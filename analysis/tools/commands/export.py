@@ -43,10 +43,11 @@ def as_json(figures, extra):
     return json.dumps(_clean({"results": [result(f) for f in figures], **extra}), indent=2)
 
 
-def as_markdown(figures):
-    """hyperfine's table (mean ± sd, min, max, relative to the fastest) with the invocations' CV."""
+def as_markdown(figures, paired=False):
+    """hyperfine's table (mean ± sd, min, max, relative to the fastest) with the invocations' CV;
+    `paired`: every invocation ran every command (output.relative)."""
     unit = unit_for(min(f.mean for f in figures))
-    ratios = {id(other): (ratio, low, high) for _, other, ratio, low, high, _ in relative(figures)}
+    ratios = {id(other): (ratio, low, high) for _, other, ratio, low, high, _ in relative(figures, paired)}
     name = unit[0]
     lines = [f"| Command | Mean [{name}] | Min [{name}] | Max [{name}] | Relative (95 % CI) | Invocations | CV between invocations |",
              "|:---|---:|---:|---:|---:|---:|---:|"]
@@ -79,8 +80,9 @@ def as_csv(figures):
 def write(args, figures, extra):
     """The files asked for with --export-json/--export-markdown/--export-csv; returns their paths."""
     written = []
-    for path, text in ((args.export_json, lambda: as_json(figures, extra)), (args.export_markdown, lambda: as_markdown(figures)),
-                       (args.export_csv, lambda: as_csv(figures))):
+    paired = extra.get("paired", False)
+    for path, text in ((args.export_json, lambda: as_json(figures, extra)),
+                       (args.export_markdown, lambda: as_markdown(figures, paired)), (args.export_csv, lambda: as_csv(figures))):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text())

@@ -50,8 +50,11 @@ def block(title, f):
     return "\n".join(lines)
 
 
-def relative(figures):
-    """[(fastest, other, ratio other/fastest, low, high, test text)] against the fastest mean."""
+def relative(figures, paired=False):
+    """[(fastest, other, ratio other/fastest, low, high, test text)] against the fastest mean.
+    `paired`: every invocation ran every command (bench), so invocation k of one is paired with
+    invocation k of the other: the t interval over the invocations' log ratios of their means,
+    which cancels the machine's drift between invocations as ab's blocks design does."""
     from analysis.core import stats
     from analysis.tools.compare import reruns
 
@@ -60,7 +63,9 @@ def relative(figures):
     for other in figures:
         if other is fastest:
             continue
-        if fastest.reruns >= 2 and other.reruns >= 2:
+        if paired and fastest.reruns == other.reruns >= 2:
+            found.append((fastest, other, *_paired_ratio(fastest.rerun_means, other.rerun_means)))
+        elif fastest.reruns >= 2 and other.reruns >= 2:
             r = reruns.compare_reruns(fastest.by_rerun(), other.by_rerun())
             test = f"Welch's t on {fastest.reruns} + {other.reruns} invocation means, p = {fmt.p_value(r.welch_p)}"
             found.append((fastest, other, r.ratio, r.ci_low, r.ci_high, test))
@@ -72,8 +77,20 @@ def relative(figures):
     return found
 
 
-def summary(figures):
-    found = relative(figures)
+def _paired_ratio(base_means, other_means):
+    """(ratio, low, high, test text) from invocation-paired means: exp of the mean log ratio, its 95 % t interval."""
+    import scipy.stats
+
+    logs = np.log(np.asarray(other_means) / np.asarray(base_means))
+    m, mean, sd = logs.size, float(logs.mean()), float(logs.std(ddof=1))
+    half = float(scipy.stats.t.ppf(0.975, m - 1)) * sd / math.sqrt(m)
+    p = float(scipy.stats.ttest_1samp(logs, 0.0).pvalue) if sd > 0 else math.nan
+    return (math.exp(mean), math.exp(mean - half), math.exp(mean + half),
+            f"paired t on the {m} invocations' log ratios (every invocation ran both), p = {fmt.p_value(p)}")
+
+
+def summary(figures, paired=False):
+    found = relative(figures, paired)
     if not found:
         return ""
     lines = ["Summary", f"  {found[0][0].command} ran"]

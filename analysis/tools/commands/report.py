@@ -32,12 +32,12 @@ def bench_text(directory, commands, options):
     figures, cost = measured(directory, commands, options)
     parts = [blocks(figures, [f"Benchmark {k}" for k in range(1, len(figures) + 1)])]
     if len(figures) > 1:
-        parts.append(output.summary(figures))
+        parts.append(output.summary(figures, paired=True))
     parts.append("\n".join(output.cost_lines(cost, figures, options)))
     parts.append(f"definition: {directory}/bench.xml (an ordinary BenchExec definition: from the kit's checkout, "
                  f"benchexec {directory}/bench.xml reruns it)")
     extra = {"benchexec": {**cost.to_dict(), "definition": f"{directory}/bench.xml", "directory": str(directory)},
-             "options": options.to_dict()}
+             "options": options.to_dict(), "paired": True}
     return "\n\n".join(p for p in parts if p), figures, extra
 
 

@@ -245,3 +245,12 @@ def test_bench_pairs_its_commands_invocation_by_invocation():
     [(_, _, _, low, high, test)] = output.relative([fast, slow])
     assert high - low > 0.2 and "Welch" in test
     assert "paired t" in output.summary([fast, slow], paired=True)
+
+
+@pytest.mark.benchexec
+def test_bench_with_repeat_keeps_every_execution(programs, scratch):
+    code, text = timekit("bench", f"{SPIN} 1000", "--reruns", "2", "--runs", "2", "--repeat", "3", "--output", scratch / "b",
+                         "--export-json", scratch / "b.json", cwd=scratch)
+    assert code == 0, text
+    [entry] = json.loads((scratch / "b.json").read_text())["results"]
+    assert len(entry["times"]) == 12 and entry["reruns"] == 2 and "12 runs in 2 invocations" in text

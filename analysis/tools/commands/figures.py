@@ -88,7 +88,15 @@ def _per_invocation(tables, rundefinition, columns):
 
 
 def command_figures(tables, command, options):
-    """The Figures of one command (a spec.Command or anything with text, name, assignment)."""
+    """The Figures of one command (a spec.Command or anything with text, name, assignment); with
+    --repeat K every execution is a value of its own (read back from the run logs), not one mean of K."""
+    if options.repeat > 1:
+        from analysis.tools.commands import executions
+
+        found = side_figures(command, executions.of_tables(tables, command.name), "a")
+        if found is not None:
+            found.executions_per_run = options.repeat
+            return found
     wall, cpu = time_columns(options)
     invocations, left_out = _per_invocation(tables, command.name, (wall, cpu))
     return _from_groups(command, [v for v in invocations.values() if v[wall].size], wall, cpu, left_out)

@@ -116,11 +116,10 @@ def cost_lines(cost, figures, options):
             "each run: most of the time goes to BenchExec" + (
                 f", and BenchExec's walltime of it holds {duration(cost.in_walltime)} besides the command"
                 if math.isfinite(cost.in_walltime) else "")
-            + f". --repeat {k} runs it {k} times inside one BenchExec run and reports the mean per execution "
-            "(cmdrun's timing, without the container's start). The trade-off: the executions of a run share its "
-            "process tree, caches and container, each run gives one mean of K (the spread between executions "
-            "within a run is not in the statistics), and whatever one execution leaves behind (files, page "
-            "cache) the next one finds; runs and invocations are measured and tested as before.")
+            + f". --repeat {k} runs it {k} times inside one BenchExec run, each execution timed by cmdrun and "
+            "kept as a value of its own (without the container's start). The trade-off: the executions of a run "
+            "share its process tree, caches and container, and whatever one execution leaves behind (files, page "
+            "cache) the next one finds; invocations are measured and tested as before.")
     return lines
 
 

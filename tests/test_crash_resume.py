@@ -59,7 +59,8 @@ def test_sigkill_anywhere_then_resume_measures_every_invocation_once(programs, s
     steps = [s for _, s in crash_resume.steps(output)]
     assert sorted(s["name"] for s in steps) == [f"rerun{r}" for r in (1, 2, 3)]
     on_disk = sorted(p.name for p in output.glob("*.results.*.xml.bz2"))
-    assert on_disk == sorted(f for s in steps for f in s["result_files"]) and len(on_disk) == 3
+    assert on_disk == sorted(f for s in steps for f in s["result_files"]) and len(on_disk) == 3, (
+        [(s["name"], s["status"], s["result_files"]) for s in steps], final.stderr[-3000:])
     expected = {("exec-cputime", 45, 45, 3, 3), ("exec-walltime", 45, 45, 3, 3)}  # 3 invocations of 3 runs of 5 pairs
     assert set(_rows(final.stdout)) == expected
     redone = sum(s["redone"] for s in steps)

@@ -29,7 +29,7 @@ from analysis.machine import guard
 from analysis.sweep import lint, memory, steps_loop
 from analysis.core.paths import PROGRAMS, REPO
 from analysis.core.tasks import write_repetitions
-from analysis.sweep.model import MANIFEST, Interrupted, Step, Sweep, SweepError, now  # noqa: F401 (Step, MANIFEST, Interrupted: the runner's API)
+from analysis.sweep.model import MANIFEST, Interrupted, Step, Sweep, SweepError, now, write_atomically  # noqa: F401 (Step, MANIFEST, Interrupted: the runner's API)
 from tool_info import sizing
 
 BUSY_PROGRAM = PROGRAMS / "bin" / "busy"
@@ -285,7 +285,7 @@ def order_rundefinitions(definition, order):
     for k, name in enumerate([n for n in order] + [n for n in found if n not in order]):
         root.insert(anchor + k, found[name])
     text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
-    Path(definition).write_text(text)
+    write_atomically(Path(definition), text)   # a kill mid-write must not leave the definition empty for --resume
 
 
 def run_sweep(experiment, preset_name, preset, outdir, *, resume=False, container=True, out=sys.stderr):

@@ -107,7 +107,7 @@ def run_pending(record, directory, where, invoke, error, after=None, out=sys.std
     directory = Path(directory)
     with locked(directory), signals_interrupt():
         wait_for_strays(directory, error)
-        for stale in directory.glob("*.json.*.tmp"):  # half a manifest of a kit killed while writing it
+        for stale in [*directory.glob("*.json.*.tmp"), *directory.glob("*.xml.*.tmp")]:  # half a file of a killed kit
             stale.unlink(missing_ok=True)
         before = redone(record)
         reopen(record, where)

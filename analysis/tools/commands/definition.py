@@ -15,6 +15,7 @@ from pathlib import Path
 from lxml import etree
 
 from analysis.core.tasks import write_repetitions
+from analysis.sweep.model import write_atomically
 
 DOCTYPE = ('<!DOCTYPE benchmark PUBLIC "+//IDN sosy-lab.org//DTD BenchExec benchmark 2.3//EN" '
            '"https://www.sosy-lab.org/benchexec/benchmark-2.3.dtd">')
@@ -99,4 +100,4 @@ def set_seed(path, seed):
         if option.get("name") == "--seed":
             option.text = str(seed)
     text = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype).decode()
-    Path(path).write_text(text)
+    write_atomically(Path(path), text)   # a kill mid-write must not leave the definition empty for --resume

@@ -279,11 +279,12 @@ def _sides(pair, run, directory, rows, options, ab):
     from analysis.tools.commands import figures as figures_mod
 
     if isinstance(run, paired_ab.PairedRun):
-        base = paired_ab.side_figures(directory, run, "a", _side_commands(pair, "base"))
-        new = paired_ab.side_figures(directory, run, "b", _side_commands(pair, "new"))
+        found = paired_ab.tables(directory)   # once for both sides and the cost
+        base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"))
+        new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"))
         batch = spec.Options(**run.options)
         summary = "\n".join(filter(None, [paired_ab.summary(run), paired_ab.duet_note(run, pair, rows)]))
-        return base, new, figures_mod.benchexec_cost(paired_ab.tables(directory), batch), summary, ""
+        return base, new, figures_mod.benchexec_cost(found, batch), summary, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
     why = ("design: separate: base and new in invocations of their own, a seeded random order per rerun; the rerun is "

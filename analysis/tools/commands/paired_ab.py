@@ -408,18 +408,15 @@ def duet_note(run, pair, rows, root=None):
     return f"duet A/A on this machine: {ratios}; {what}"
 
 
-def side_figures(outdir, run, which, commands):
-    """Figures of one side (a or b) of each run definition, every execution a value."""
+def side_figures(found, outdir, which, commands):
+    """Figures of one side (a or b) of each run definition in the result tables `found`, every execution a value."""
+    from analysis.tools.commands import failures
     from analysis.tools.commands import figures as figures_mod
 
-    found = tables(outdir)
     out = []
     for command in commands:
         f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which)
         if f is None:
-            from analysis.tools.commands import failures
-
             raise PairedError(failures.explain(found, command, outdir).line())
         out.append(f)
     return out
-

@@ -26,9 +26,11 @@
  * changes); timed in pairs they meet it together, and ln(b/a) per pair cancels what both met. Each
  * of the K executions is a pair, one line per side in the order they started, `cmdrun-execution K
  * side=a|b wall=S user=S sys=S status=N [core=C]`, each side after its own --prepare. Back to back
- * (default), the order in pair k is the low bit of the k-th splitmix64 value from --seed N (0: a
- * first; default seed 0): neither side always runs second, on caches the other warmed, and a seed
- * repeats its orders. --duet starts both at once, pinned to the first two CPUs of cmdrun's CPU
+ * (default), pairs come in couples of opposite orders (ab then ba, or ba then ab) and the order of
+ * couple c is the low bit of the c-th splitmix64 value from --seed N (0: a first; default seed 0):
+ * neither side always runs second, on caches the other warmed; each side starts first in half the
+ * pairs (one more for either in an odd last pair), so an order effect weighs on both alike; a
+ * linear drift over a couple cancels in it; and a seed repeats its orders. --duet starts both at once, pinned to the first two CPUs of cmdrun's CPU
  * set (a on the first in odd pairs, on the second in even ones: a faster core favours neither),
  * released together once both are forked and prepared; each is timed from the release to its own
  * end. It needs two CPUs in the set. The summary is then a-walltime, a-cputime, b-walltime,
@@ -317,11 +319,13 @@ int main(int argc, char **argv)
     struct tally tally[2] = {{0, 0, 0}, {0, 0, 0}};
     double log_wall = 0, log_cpu = 0; /* sums of ln(b/a) over the pairs */
     uint64_t state = seed;
-    int failed = 0;
+    int failed = 0, b_first = 0;
     for (long k = 1; k <= repeat; k++) {
         struct execution ex[2];
         int order[2] = {0, 1}; /* the sides in the order they start */
-        if (sides == 2 && !duet_mode && (kit_splitmix64(&state) & 1)) order[0] = 1, order[1] = 0;
+        if (k % 2) b_first = (int)(kit_splitmix64(&state) & 1); /* a couple's first pair draws its order */
+        else b_first = !b_first;                                  /* its second pair has the other one */
+        if (sides == 2 && !duet_mode && b_first) order[0] = 1, order[1] = 0;
         for (int j = 0; j < sides; j++) {
             int s = order[j];
             if (prepare) {

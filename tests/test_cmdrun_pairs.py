@@ -43,14 +43,24 @@ def parsed(out):
 
 
 def splitmix_orders(seed, pairs):
-    """The side that starts each pair, as cmdrun draws it: the low bit of the k-th splitmix64 value."""
+    """The side that starts each pair, as cmdrun draws it: pairs in couples of opposite orders, the
+    c-th couple's first pair from the low bit of the c-th splitmix64 value."""
     mask, state, orders = 2**64 - 1, seed, []
-    for _ in range(pairs):
+    for k in range(pairs):
+        if k % 2:
+            orders.append("a" if orders[-1] == "b" else "b")
+            continue
         state = (state + 0x9E3779B97F4A7C15) & mask
         z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & mask
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
         orders.append("b" if (z ^ (z >> 31)) & 1 else "a")
     return orders
+
+
+def cmdrun_starts(*options):
+    code, out, _ = cmdrun(*options, "--", "true", "---", "true")
+    assert code == 0
+    return [e["side"] for e in parsed(out)[0][::2]]
 
 
 def mean_logratio(executions, key):
@@ -78,6 +88,7 @@ def test_cmdrun_pairs_run_each_side_once_per_pair_in_the_seeds_orders(programs):
     assert all({e["side"] for e in executions if e["pair"] == k} == {"a", "b"} for k in range(1, 7))
     starts = [e["side"] for e in executions[::2]]
     assert starts == splitmix_orders(11, 6)
+    assert all(starts[k] != starts[k + 1] for k in (0, 2, 4))         # couples of opposite orders: a first in half
     assert summary["pairs"] == "6" and summary["executions"] == "12" and "duet" not in summary
     assert not any(key.startswith("exec-") for key in summary)
     for side in "ab":
@@ -95,7 +106,8 @@ def test_cmdrun_pairs_run_each_side_once_per_pair_in_the_seeds_orders(programs):
 
     assert orders(11) == starts                                          # the same seed, the same orders
     assert orders(0) == orders("0") == splitmix_orders(0, 6)
-    assert any(orders(seed) != starts for seed in (1, 2, 3, 4, 5))       # 1 in 64 for each seed to match by chance
+    assert any(orders(seed) != starts for seed in (1, 2, 3, 4, 5))       # 1 in 8 for each seed to match by chance
+    assert orders("3")[:5] == cmdrun_starts("--repeat", "5", "--seed", "3")   # an odd last pair draws its own
     assert orders(2**64 - 1) == splitmix_orders(2**64 - 1, 6)
 
 

@@ -69,6 +69,32 @@ def test_a_row_is_the_t_interval_over_invocation_medians():
 
 
 @pytest.mark.unit
+def test_an_invocations_median_weighs_both_start_orders_alike():
+    """The side that starts second runs 10 % slower here: pairs started by a read +0.10 + change,
+    pairs started by b -0.10 + change. Seven against three pairs: a plain median lands in the
+    larger group, the balanced one between them; swapping base and new flips its sign."""
+    rng = np.random.default_rng(5)
+    change, order_effect = 0.02, 0.10
+    firsts = ["a"] * 7 + ["b"] * 3
+    ratios = [change + (order_effect if f == "a" else -order_effect) + rng.normal(0, 0.002) for f in firsts]
+    run = []
+    for k, (first, r) in enumerate(zip(firsts, ratios), start=1):
+        a, b = executions.Execution(k, "a", 0.02, 0.02, 0.0, 0), executions.Execution(k, "b", 0.02 * math.exp(r), 0.02 * math.exp(r), 0.0, 0)
+        run += [a, b] if first == "a" else [b, a]
+    pairs = executions.Invocation(("paired", "order"), [run])
+    assert executions.pair_strata(pairs, "exec-cputime") == [f"{f} first" for f in firsts]
+    assert np.median(executions.pair_log_ratios(pairs, "exec-cputime")) == pytest.approx(change + order_effect, abs=0.01)
+    logs, _ = blocks.invocation_log_ratios([pairs], "exec-cputime")
+    assert logs[0] == pytest.approx(change, abs=0.01)
+    strata = ["x first" if f == "a" else "y first" for f in firsts]
+    assert blocks.balanced_median(-np.array(ratios), strata) == pytest.approx(-blocks.balanced_median(ratios, strata))
+    # groups of one size: the plain median of all pairs, not a mean of the two groups' medians
+    values, groups = [0.0, 0.01, 0.02, 0.5, -0.5, -0.4, 0.01, 0.02], ["a first"] * 4 + ["b first"] * 4
+    assert blocks.balanced_median(values, groups) == pytest.approx(np.median(values)) == pytest.approx(0.01)
+    assert np.mean([np.median(values[:4]), np.median(values[4:])]) == pytest.approx(-0.09)   # one group's tail
+
+
+@pytest.mark.unit
 def test_the_paired_sequential_rule_keeps_its_error_rate_over_all_looks():
     """Under the null, a sequence of M_max = 10 invocations' log ratios is called slower or faster
     at some look in about alpha of the cases, not alpha times the looks."""
@@ -83,6 +109,31 @@ def test_the_paired_sequential_rule_keeps_its_error_rate_over_all_looks():
     assert d.decided and d.verdict == "slower" and d.ratio == pytest.approx(1.0505, abs=1e-3)
     same = sequential.decide_paired([0.001, -0.001, 0.0005, -0.0004, 0.0], levels[5], 0.01)
     assert same.decided and same.verdict == "~"
+
+
+@pytest.mark.unit
+def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
+    from analysis.tools.plan import paired_plan
+
+    # a change beyond the threshold: M where the one-sample t calls it with 90 % power
+    a = paired_plan.advice(0.02, 1.03, 0.025, 0.01, seconds=1.5)
+    assert a.goal == "change" and a.invocations == paired_plan.invocations_needed(0.02, 0.03, 0.025, 0.9)
+    assert paired_plan.power(a.invocations, 0.02, 0.03, 0.025) >= 0.9 > paired_plan.power(a.invocations - 1, 0.02, 0.03, 0.025)
+    assert a.minutes == pytest.approx(a.invocations * 1.5 / 60)
+    # within the threshold: M where the t interval fits between the change and the threshold
+    w = paired_plan.advice(0.02, 1.002, 0.025, 0.01, seconds=1.0)
+
+    def half(m):
+        return scipy.stats.t.ppf(1 - 0.0125, m - 1) * 0.02 / math.sqrt(m)
+
+    assert w.goal == "within" and half(w.invocations) < math.log(1.01) - math.log(1.002) <= half(w.invocations - 1)
+    # more spread: more invocations; beyond reach at all, it says so and what would help
+    assert paired_plan.advice(0.04, 1.03, 0.025, 0.01, 1.0).invocations > a.invocations
+    far = paired_plan.advice(0.3, 1.01, 0.025, 0.005, 1.0)
+    assert far.invocations is None
+    text = paired_plan.render_advice(far, 0.005, "/r/ab")
+    assert "more than 200 invocations" in text and "quieter machine" in text and "30.00 %" in text
+    assert "--max-reruns 14" in paired_plan.render_advice(paired_plan.Advice("change", 0.03, 0.02, 14, 0.35), 0.01, "/r/ab")
 
 
 @pytest.mark.unit

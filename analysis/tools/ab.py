@@ -384,7 +384,7 @@ def _run_blocks(run, outdir, args, note):
         from analysis.tools.plan import ab_looks
 
         ab_looks.apply(result.rows, looks)
-        sequential_text = paired_ab.report(run, looks, args.alpha)
+        sequential_text = paired_ab.report(run, looks, args.alpha, args.threshold, outdir)
     text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)

@@ -221,7 +221,7 @@ def _measure_paired(pair, directory, record, options, columns, args, ab, note):
     from analysis.tools.plan import ab_looks
 
     ab_looks.apply(result.rows, looks)
-    return run, result, paired_ab.report(run, looks, args.alpha)
+    return run, result, paired_ab.report(run, looks, args.alpha, args.threshold, directory)
 
 
 def _plan(args, ab):

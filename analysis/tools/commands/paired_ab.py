@@ -328,6 +328,7 @@ class Look:
     row: str
     decision: object      # analysis.tools.plan.sequential.Decision
     pairs: int            # pairs up to the look that decided it (or all)
+    sd: float = math.nan  # sd of the invocations' log ratios up to that look
 
 
 def decide(series, run, alpha, threshold):
@@ -338,13 +339,13 @@ def decide(series, run, alpha, threshold):
     out = []
     for label, logs, sizes in series:
         d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns)
-        out.append(Look(label, d, int(sum(sizes[:d.reruns]))))
+        out.append(Look(label, d, int(sum(sizes[:d.reruns])), float(np.std(logs[:d.reruns], ddof=1))))
     return out
 
 
-def report(run, looks, alpha):
-    """The sequential verdicts with what each cost."""
-    from analysis.tools.plan import sequential
+def report(run, looks, alpha, threshold, outdir):
+    """The sequential verdicts with what each cost, and what would decide the undecided ones."""
+    from analysis.tools.plan import paired_plan, sequential
     from analysis.tools.plan.ab_looks import seconds_spent
 
     lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
@@ -357,6 +358,10 @@ def report(run, looks, alpha):
                      f"p {d.p:.2g} against {d.level:.2g} at this look, repeated {100 * (1 - d.level):.3g} % CI "
                      f"{100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %); cost: {f'{r.pairs} pairs, ' if r.pairs else ''}"
                      f"{seconds_spent(run, d.reruns) / 60:.1f} min")
+        if not d.decided and math.isfinite(r.sd):
+            advice = paired_plan.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
+                                        seconds_spent(run) / max(1, run.reruns))
+            lines.append(f"    would decide it: {paired_plan.render_advice(advice, threshold, outdir)}")
     return "\n".join(lines)
 
 
@@ -364,7 +369,8 @@ def summary(run):
     """One line: the design that ran and why its verdict holds."""
     b = run.batch
     how = ("both sides at once on two cores, swapped every other pair" if run.design == "duet" else
-           "the two back to back, in an order drawn per pair (seed " f"{run.seed}, another per invocation)")
+           "the two back to back, each side first in half the pairs, in an order drawn from seed "
+           f"{run.seed}, another per invocation")
     text = (f"design: {run.design}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b['why']}")

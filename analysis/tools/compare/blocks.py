@@ -3,8 +3,8 @@ Paired designs of `timekit ab`: both sides in every invocation, compared inside 
 
 Under "blocks" (back to back, in a seeded random order per pair) and "duet" (at the same time on
 two cores) every benchexec invocation runs base and new, pair by pair. A pair's ln(new / base)
-cancels what the machine did to both; the invocation's mean of them is its log ratio (the log of
-the geometric mean of its paired ratios). The invocation stays the unit (Kalibera & Jones 2013):
+cancels what the machine did to both; the invocation's median of them (balanced_median) is its
+log ratio. The invocation stays the unit (Kalibera & Jones 2013):
 the change is exp of the mean over invocations, its 95 % CI the t interval over the M invocations'
 log ratios (df M - 1), and the p-value the one-sample t test of them against 0 (scipy.stats.ttest_1samp).
 The rows are judged as compare judges its own (Holm over rows, slower/faster only beyond the
@@ -24,17 +24,37 @@ UNIT = "pair"
 
 
 def invocation_log_ratios(invocations, column):
-    """Per invocation, its observation: the mean over strata (which side started first; duet:
-    a's core) of the median of the stratum's pairs' ln(new / base); and the pairs' log ratios
+    """Per invocation, its observation: the median of its pairs' ln(new / base), each stratum
+    (which side started first; duet: a's core) weighing the same; and the pairs' log ratios
     (invocations without a pair are skipped)."""
     logs, pairs = [], []
     for invocation in invocations:
         ratios = executions.pair_log_ratios(invocation, column)
         if ratios.size:
-            strata = np.array(executions.pair_strata(invocation, column))
-            logs.append(float(np.mean([np.median(ratios[strata == s]) for s in sorted(set(strata))])))
+            logs.append(balanced_median(ratios, executions.pair_strata(invocation, column)))
             pairs.append(ratios)
     return np.array(logs), pairs
+
+
+def balanced_median(values, strata):
+    """The median of `values` with every stratum weighing the same in all (the plain median where
+    the strata are of one size). The side that starts first, or runs on the faster core, gains:
+    that splits the ratios into shifted groups, and a plain median lands in the larger one; with
+    equal weights it lands between them, and swapping base and new only flips its sign. One median
+    over all pairs, not a mean of per-stratum medians: those rest on half the pairs each, and one
+    small stratum's outlying median moved an invocation by several percent."""
+    values, strata = np.asarray(values, dtype=float), np.asarray(strata)
+    sizes = {s: int((strata == s).sum()) for s in set(strata.tolist())}
+    common = math.lcm(*sizes.values())
+    weights = np.array([common // sizes[s] for s in strata.tolist()])
+    order = np.argsort(values, kind="stable")
+    values, weights = values[order], weights[order]
+    below = np.cumsum(weights)
+    half = below[-1]                      # twice the weight of half of all: integer comparisons
+    i = int(np.searchsorted(2 * below, half))
+    if 2 * below[i] == half and i + 1 < values.size:
+        return float((values[i] + values[i + 1]) / 2)
+    return float(values[i])
 
 
 def row(rundefinition, column, invocations):

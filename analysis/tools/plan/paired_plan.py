@@ -13,6 +13,7 @@ slowdown that the invocations the budget buys can show with that power.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,44 @@ def smallest_effect(m, sd, level, wanted):
         mid = (low + high) / 2
         low, high = (mid, high) if power(m, sd, mid, level) < wanted else (low, mid)
     return high
+
+
+@dataclass
+class Advice:
+    """What would decide an undecided row of a paired run, from its own spread between invocations."""
+
+    goal: str                   # "change": show the measured change; "within": show it stays within the threshold
+    change: float               # the measured relative change
+    sd: float                   # sd of an invocation's log ratio
+    invocations: int | None     # M that would decide it, None beyond MAX_INVOCATIONS
+    minutes: float              # at this run's time per invocation
+
+
+def advice(sd, ratio, level, threshold, seconds, wanted=0.9):
+    """Advice for a row whose invocations' log ratios spread by `sd`, measured at `ratio`: the M at
+    which the one-sample t at `level` calls the measured change (with `wanted` power), or, where the
+    change lies within the threshold, the M at which the t interval fits between it and the threshold."""
+    log_change = abs(math.log(ratio))
+    if ratio - 1 > threshold or 1 - ratio > threshold:
+        goal, m = "change", invocations_needed(sd, math.expm1(log_change), level, wanted)
+    else:
+        goal, margin, m = "within", math.log1p(threshold) - log_change, None
+        for k in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
+            if scipy.stats.t.ppf(1 - level / 2, k - 1) * sd / math.sqrt(k) < margin:
+                m = k
+                break
+    return Advice(goal, ratio - 1, sd, m, (m or MAX_INVOCATIONS) * seconds / 60)
+
+
+def render_advice(a, threshold, outdir, wanted=0.9):
+    what = (f"to call the measured {100 * a.change:+.1f} % a change with {100 * wanted:.0f} % power" if a.goal == "change"
+            else f"to show that the change ({100 * a.change:+.1f} %) stays within ±{100 * threshold:g} %")
+    spread = f"an invocation's log ratio has an sd of {100 * a.sd:.2f} % here"
+    if a.invocations is None:
+        remedy = "a quieter machine" if a.goal == "change" else "a quieter machine, or a larger --threshold"
+        return f"{what}: more than {MAX_INVOCATIONS} invocations, over {a.minutes:.0f} min ({spread}): out of reach here; {remedy}"
+    return (f"{what}: about M = {a.invocations} invocations, {a.minutes:.1f} min here ({spread}; continue with "
+            f"timekit ab --resume --output {outdir} --until-decided --max-reruns {a.invocations})")
 
 
 def series_of(path, columns):

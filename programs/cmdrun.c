@@ -33,7 +33,10 @@
  * linear drift over a couple cancels in it; and a seed repeats its orders. --duet starts both at once, pinned to the first two CPUs of cmdrun's CPU
  * set (a on the first in odd pairs, on the second in even ones: a faster core favours neither),
  * released together once both are forked and prepared; each is timed from the release to its own
- * end. It needs two CPUs in the set. The summary is then a-walltime, a-cputime, b-walltime,
+ * end. The side that ends first runs its command again, untimed and its output discarded, until
+ * the other ends (then it is killed): each side is timed beside the other for all of its time, and
+ * a longer side does not run its tail alone, which read +5 % of work as +11.5 % of CPU time. It
+ * needs two CPUs in the set. The summary is then a-walltime, a-cputime, b-walltime,
  * b-cputime (means per execution, s), logratio-walltime and logratio-cputime (the mean over the
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
  * duet=1.
@@ -138,6 +141,33 @@ struct execution {
 /* Both sides at once: side s forked and pinned to cores[s], then both released by closing a pipe
  * they wait on; each one's wall time runs from the release to the wait4 that reaped it. Returns 0,
  * or -1 (said on stderr) when they could not be started; never returns with a child left. */
+/* A filler: side s's command again on its core, output discarded, untimed; it keeps the core busy
+ * while the other side finishes (-1 if it cannot start) */
+static pid_t start_filler(char **argv, int core)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid > 0) setpgid(pid, pid); /* both sides set it: no race with stop_filler */
+    if (pid != 0) return pid;
+    setpgid(0, 0); /* its own process group: stop_filler ends what a shell started, too */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(core, &one);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
+    struct sched_param idle = {0};
+    sched_setscheduler(0, SCHED_IDLE, &idle); /* cmdrun's own wake-up on this core must not wait for it */
+    if (sched_setaffinity(0, sizeof one, &one) == 0) execvp(argv[0], argv);
+    _exit(127);
+}
+
+static void stop_filler(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
+}
+
 static int duet(char **argv[2], const int cores[2], struct execution ex[2])
 {
     int gate[2];
@@ -180,6 +210,8 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
     }
     double start = kit_now();
     close(gate[1]);
+    pid_t filler = -1;
+    int filler_side = -1;
     for (int left = 2; left > 0;) {
         int status;
         struct rusage ru;
@@ -188,7 +220,12 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
         if (done < 0) {
             if (errno == EINTR) continue;
             fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
+            stop_filler(filler);
             return -1; /* ECHILD: no child left */
+        }
+        if (done == filler) { /* it ended before the other side: one more */
+            filler = start_filler(argv[filler_side], cores[filler_side]);
+            continue;
         }
         int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
         if (s < 0) continue;
@@ -197,7 +234,12 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
         ex[s].code = exit_code(status);
         ex[s].core = cores[s];
         left--;
+        if (left == 1 && ex[s].code == 0) { /* the shorter side: its core stays busy until the other ends */
+            filler_side = s;
+            filler = start_filler(argv[s], cores[s]);
+        }
     }
+    stop_filler(filler);
     return 0;
 }
 

@@ -19,8 +19,10 @@ def test_a_look_at_the_recorded_ab_run_decides_the_slowdown_and_advises_on_wallt
     assert cputime.row == "runexec / x (cputime)" and cputime.decision.verdict == "slower"
     assert 3 <= cputime.decision.reruns < 24 and cputime.runs == 2 * 10 * cputime.decision.reruns
     assert not walltime.decision.decided and walltime.decision.reruns == 24
-    text = ab_looks.advice(RECORDED, walltime, ("cputime", "walltime"), 0.05, 0.02)
-    assert "invocations a side" in text and "timekit plan" in text
+    would = ab_looks.advice(RECORDED, walltime, ("cputime", "walltime"), 0.05, 0.02)
+    assert would.goal in ("change", "within") and would.invocations > walltime.decision.reruns and would.runs > 0
+    text = ab_looks.render_advice(would, 0.02, RECORDED)
+    assert f"M = {would.invocations} invocations a side" in text and "timekit plan" in text
 
 
 @pytest.mark.timing

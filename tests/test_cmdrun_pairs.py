@@ -200,6 +200,25 @@ def test_cmdrun_duet_sides_overlap(programs):
     assert all(0.25 < e["wall"] < 0.6 for e in executions), out
 
 
+@pytest.mark.timing
+def test_cmdrun_duet_keeps_the_shorter_sides_core_busy_until_the_other_ends(programs, tmp_path):
+    """The shorter side runs again, untimed, until the longer one ends, so neither runs its tail
+    alone; the extra run is killed then, and its output is not the command's."""
+    two_cpus()
+    marks = tmp_path / "marks"
+    short = f"echo started >> {marks}; echo short; sleep 0.2345"
+    code, out, err = cmdrun("--duet", "--repeat", "2", "--", short, "---", "sleep 0.5")
+    assert code == 0, err
+    executions, _ = parsed(out)
+    a = [e for e in executions if e["side"] == "a"]
+    assert all(0.2 < e["wall"] < 0.45 for e in a), out            # timed alone, not with its filler
+    assert out.count("short") == 2                                  # the fillers' output is discarded
+    assert marks.read_text().count("started") >= 4                  # each pair: the timed run and a filler
+    time.sleep(0.1)
+    left = subprocess.run(["pgrep", "-f", "sleep 0.2345"], capture_output=True, text=True).stdout
+    assert left == "", left                                         # killed once the longer side ended
+
+
 @pytest.mark.unit
 def test_cmdrun_duet_on_one_core_is_exit_2_with_one_line(programs):
     if shutil.which("taskset") is None:

@@ -112,8 +112,27 @@ def test_the_paired_sequential_rule_keeps_its_error_rate_over_all_looks():
 
 
 @pytest.mark.unit
+def test_a_duet_invocation_centres_each_core_on_its_own_median():
+    """Core 0 runs 1.8 times slower than core 1 (as it did on the development VM): a's pairs on
+    core 0 read -0.59 + change, on core 1 +0.59 + change. The mean of the cores' medians finds the
+    change; one median over both groups would land anywhere between them."""
+    rng = np.random.default_rng(8)
+    change, gap = 0.03, math.log(1.8)
+    run = []
+    for k in range(1, 22):   # 21 pairs: a on core 0 in 11 of them
+        a_core = 0 if k % 2 else 1
+        r = change + (gap if a_core == 1 else -gap) + rng.normal(0, 0.01)
+        b = 0.01 * math.exp(r)
+        run += [executions.Execution(k, "a", 0.01, 0.01, 0.0, 0, a_core), executions.Execution(k, "b", b, b, 0.0, 0, 1 - a_core)]
+    logs, pairs = blocks.invocation_log_ratios([executions.Invocation(("duet", "1"), [run])], "exec-cputime")
+    assert logs[0] == pytest.approx(change, abs=0.01)
+    assert abs(np.median(pairs[0]) - change) > 0.5   # the plain median: inside core 0's group
+
+
+@pytest.mark.unit
 def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
     from analysis.tools.plan import paired_plan
+    from analysis.tools.plan.verdict_record import WouldDecide
 
     # a change beyond the threshold: M where the one-sample t calls it with 90 % power
     a = paired_plan.advice(0.02, 1.03, 0.025, 0.01, seconds=1.5)
@@ -133,7 +152,7 @@ def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
     assert far.invocations is None
     text = paired_plan.render_advice(far, 0.005, "/r/ab")
     assert "more than 200 invocations" in text and "quieter machine" in text and "30.00 %" in text
-    assert "--max-reruns 14" in paired_plan.render_advice(paired_plan.Advice("change", 0.03, 0.02, 14, 0.35), 0.01, "/r/ab")
+    assert "--max-reruns 14" in paired_plan.render_advice(WouldDecide("change", 0.03, 14, 0.35, sd=0.02), 0.01, "/r/ab")
 
 
 @pytest.mark.unit
@@ -204,8 +223,19 @@ def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(pro
     assert [len(r["times"]) for r in data["results"]] == [60, 60]   # every execution a value of its own
     assert lint.check(data["benchexec"]["definitions"]) == []
     code, same = timekit("ab", base, base, "--reruns", "3", "--runs", "1", "--repeat", "15", "--alpha", "0.01",
-                         "--output", scratch / "aa", cwd=scratch)
+                         "--until-decided", "--max-reruns", "3", "--output", scratch / "aa", "--export-json",
+                         scratch / "aa.json", cwd=scratch)
     assert code == 0 and "verdict: no significant slowdown" in same, same
+    # the sequential verdicts travel as data: each row's verdict, cost, and what would decide it
+    rows = json.loads((scratch / "aa.json").read_text())["ab"][0]["sequential"]["rows"]
+    assert [r["row"] for r in rows] == ["command / run (exec-cputime)", "command / run (exec-walltime)"]
+    for r in rows:
+        assert r["verdict"] in ("~", "inconclusive") and r["invocations"] == 3 and r["pairs"] == 45, r
+        assert r["test"] == "one-sample t" and r["rci_low"] <= r["ratio"] <= r["rci_high"]
+        assert (r["would_decide"] is None) == (r["verdict"] == "~")
+        if r["would_decide"]:
+            assert r["would_decide"]["goal"] in ("change", "within") and r["would_decide"]["sd"] > 0
+            assert f"{r['row']}: inconclusive at M = 3" in same and "would decide it:" in same
     # the A/A directory calibrates the paired rule: 3 invocations are too few, and say so
     with pytest.raises(Exception, match="4 or more"):
         paired_calibration.check(scratch / "aa")

@@ -323,15 +323,15 @@ def run(args):
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    sequential_text = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold, args.per_task)
+    sequential = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold, args.per_task)
     text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
         data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
-                      "directory": str(outdir), "sequential": sequential_text}
+                      "directory": str(outdir), "sequential": sequential.to_dict()}
         text = json.dumps(data, indent=2, default=str)
     else:
-        text += "\n" + summary(ab) + ("\n\n" + sequential_text if sequential_text else "")
+        text += "\n" + summary(ab) + ("\n\n" + sequential.text if sequential.text else "")
         if not args.per_task:  # the per-task comparison ends with its own verdict line
             text += "\n" + compare_mod.verdict_line(result)
         text = "\n".join(filter(None, [machines_warning(outdir), text]))
@@ -379,20 +379,15 @@ def _run_blocks(run, outdir, args, note):
         print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
               file=sys.stderr)
         return 130
-    sequential_text = ""
-    if looks:
-        from analysis.tools.plan import ab_looks
-
-        ab_looks.apply(result.rows, looks)
-        sequential_text = paired_ab.report(run, looks, args.alpha, args.threshold, outdir)
+    sequential = paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, outdir)
     text = compare_mod.render(result, args.format, args.alpha, args.threshold)
     if args.format == "json":
         data = json.loads(text)
         data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential_text}
+                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
         text = json.dumps(data, indent=2, default=str)
     else:
-        text += "\n" + ab_blocks.summary(run) + ("\n\n" + sequential_text if sequential_text else "")
+        text += "\n" + ab_blocks.summary(run) + ("\n\n" + sequential.text if sequential.text else "")
         text += "\n" + compare_mod.verdict_line(result)
     print(text)
     return compare_mod.exit_code(result)
@@ -416,11 +411,14 @@ def make_sequential(ab, outdir, args):
 
 def sequential_verdicts(ab, outdir, rows, columns, alpha, threshold, per_task=False):
     """With --until-decided the verdicts are the sequential rule's (compare's fixed rule does not hold
-    after many looks): rows are rewritten in place; returns the rule's report ('' without it)."""
-    if not ab.until_decided:
-        return ""
+    after many looks): rows are rewritten in place; returns the rule's SequentialReport (empty without it)."""
     from analysis.tools.plan import ab_looks
+    from analysis.tools.plan.verdict_record import SequentialReport
+
+    if not ab.until_decided:
+        return SequentialReport()
 
     looks = ab_looks.look(outdir, columns, alpha, threshold, ab.max_reruns, per_task)
     ab_looks.apply(rows, looks)
-    return ab_looks.report(ab, outdir, looks, columns, alpha, threshold)
+    rows = ab_looks.verdicts(ab, outdir, looks, columns, alpha, threshold)
+    return SequentialReport(ab_looks.report(ab, outdir, rows, alpha, threshold), rows)

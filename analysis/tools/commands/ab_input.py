@@ -216,12 +216,7 @@ def _measure_paired(pair, directory, record, options, columns, args, ab, note):
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}: {run.reruns} invocations of {b['runs']} run(s) "
           f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
     result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
-    if not looks:
-        return run, result, ""
-    from analysis.tools.plan import ab_looks
-
-    ab_looks.apply(result.rows, looks)
-    return run, result, paired_ab.report(run, looks, args.alpha, args.threshold, directory)
+    return run, result, paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, directory)
 
 
 def _plan(args, ab):
@@ -307,7 +302,7 @@ def _report(measured, options, args, ab, compare_mod):
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
             parts.append("\n".join(filter(None, [warning, output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
             parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + summary
-                         + ("\n\n" + sequential if sequential else ""))
+                         + ("\n\n" + sequential.text if sequential.text else ""))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}
                        for r in rows]
     regressed = any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured)
@@ -317,7 +312,7 @@ def _report(measured, options, args, ab, compare_mod):
         parts.append(verdict_line(comparison, regressed, args.threshold))
     extra = {"comparison": comparison, "regression": regressed,
              "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"), "reruns": run.reruns,
-                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential}
+                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential.to_dict()}
                     for (_, run, directory, _, sequential), summary in zip(measured, summaries)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured
                                                                   for path in sorted(directory.glob("**/*.xml"))]},

@@ -343,25 +343,53 @@ def decide(series, run, alpha, threshold):
     return out
 
 
-def report(run, looks, alpha, threshold, outdir):
-    """The sequential verdicts with what each cost, and what would decide the undecided ones."""
+def verdicts(run, looks, alpha, threshold):
+    """[RowVerdict] of the looks: the sequential verdict, its cost, and what would decide an undecided row."""
+    from analysis.tools.plan import paired_plan
+    from analysis.tools.plan.ab_looks import seconds_spent
+    from analysis.tools.plan.verdict_record import RowVerdict
+
+    out = []
+    for r in looks:
+        d = r.decision
+        would = None
+        if not d.decided and math.isfinite(r.sd):
+            would = paired_plan.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
+                                       seconds_spent(run) / max(1, run.reruns))
+        out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "one-sample t", d.p, d.level,
+                              d.ratio, d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, pairs=r.pairs or None,
+                              would_decide=would))
+    return out
+
+
+def sequential_report(run, result, looks, alpha, threshold, outdir):
+    """The SequentialReport of a paired run (empty without --until-decided); compare's rows take
+    the sequential verdicts."""
+    from analysis.tools.plan import ab_looks
+    from analysis.tools.plan.verdict_record import SequentialReport
+
+    if not looks:
+        return SequentialReport()
+    ab_looks.apply(result.rows, looks)
+    rows = verdicts(run, looks, alpha, threshold)
+    return SequentialReport(report(run, rows, alpha, threshold, outdir), rows)
+
+
+def report(run, rows, alpha, threshold, outdir):
+    """The text of the sequential verdicts (`verdicts`)."""
     from analysis.tools.plan import paired_plan, sequential
     from analysis.tools.plan.ab_looks import seconds_spent
 
     lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
-             f"Pocock-type alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(looks)} rows; "
+             f"Pocock-type alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; "
              f"{run.stopped}; {seconds_spent(run) / 60:.1f} min in all."]
-    for r in looks:
-        d = r.decision
-        verdict = d.verdict if d.decided else "inconclusive"
-        lines.append(f"  {r.row}: {verdict} at M = {d.reruns} invocations (change {100 * (d.ratio - 1):+.2f} %, one-sample t "
-                     f"p {d.p:.2g} against {d.level:.2g} at this look, repeated {100 * (1 - d.level):.3g} % CI "
-                     f"{100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %); cost: {f'{r.pairs} pairs, ' if r.pairs else ''}"
-                     f"{seconds_spent(run, d.reruns) / 60:.1f} min")
-        if not d.decided and math.isfinite(r.sd):
-            advice = paired_plan.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
-                                        seconds_spent(run) / max(1, run.reruns))
-            lines.append(f"    would decide it: {paired_plan.render_advice(advice, threshold, outdir)}")
+    for v in rows:
+        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} invocations (change {100 * (v.ratio - 1):+.2f} %, "
+                     f"{v.test} p {v.p:.2g} against {v.level:.2g} at this look, repeated {100 * (1 - v.level):.3g} % CI "
+                     f"{100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %); cost: "
+                     f"{f'{v.pairs} pairs, ' if v.pairs else ''}{v.minutes:.1f} min")
+        if v.would_decide:
+            lines.append(f"    would decide it: {paired_plan.render_advice(v.would_decide, threshold, outdir)}")
     return "\n".join(lines)
 
 

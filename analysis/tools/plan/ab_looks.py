@@ -18,6 +18,7 @@ import numpy as np
 
 from analysis.tools.calibrate import family
 from analysis.tools.plan import design, sequential
+from analysis.tools.plan.verdict_record import RowVerdict, WouldDecide
 
 
 @dataclass
@@ -103,53 +104,68 @@ def budget_left_for_a_pair(run, invocations=2):
 
 
 def advice(outdir, row_look, columns, alpha, threshold, power=0.9):
-    """What would decide an undecided row, from the plan on this A/B directory's own variance."""
+    """WouldDecide for an undecided row, from the plan on this A/B directory's own variance (None
+    where the directory gives no plan)."""
     from analysis.tools.plan import pilot
 
     try:
         rows, costs = pilot.load([outdir], columns)
     except pilot.PilotError:
-        return ""
+        return None
     row = next((r for r in rows if r.label == row_look.row), None)
     if row is None or row.cv_between + row.cv_within <= 0:
-        return ""
+        return None
     k = len([r for r in rows if r.cv_between + r.cv_within > 0])
-    change = abs(row_look.decision.ratio - 1)
+    change = row_look.decision.ratio - 1
     run_seconds = costs.run_seconds()
-    if change > threshold:
-        d = design.design_at(row, row.runs, change, alpha / k, power, threshold, costs.invocation, run_seconds)
-        what = f"to call the measured {100 * change:.1f} % a change with {100 * power:.0f} % power"
+    if abs(change) > threshold:
+        goal = "change"
+        d = design.design_at(row, row.runs, abs(change), alpha / k, power, threshold, costs.invocation, run_seconds)
     else:  # equivalence: the interval must fit between the change and the threshold
-        d = None
+        goal, d = "within", None
         cv = design.cv_of_means(row.cv_between, row.cv_within, row.runs)
-        margin = threshold - change
+        margin = threshold - abs(change)
         for m in range(sequential.START, design.MAX_RERUNS + 1):
             if design.half_width(cv, m, 1 - alpha / k) < margin:
                 d = design.Design(m, row.runs, float("nan"), float("nan"), design.half_width(cv, m, 1 - alpha / k),
                                   2 * m * (costs.invocation + row.runs * run_seconds))
                 break
-        what = f"to show that the change ({100 * change:.1f} %) stays within ±{100 * threshold:g} %"
     if d is None:
+        return WouldDecide(goal, change, None, float("nan"), power, runs=row.runs)
+    return WouldDecide(goal, change, d.reruns, d.minutes, power, runs=d.runs)
+
+
+def render_advice(a, threshold, outdir):
+    what = (f"to call the measured {100 * abs(a.change):.1f} % a change with {100 * a.power:.0f} % power" if a.goal == "change"
+            else f"to show that the change ({100 * abs(a.change):.1f} %) stays within ±{100 * threshold:g} %")
+    if a.invocations is None:
         return f"{what}: more than {design.MAX_RERUNS} invocations a side (timekit plan {outdir})"
-    return (f"{what}: about M = {d.reruns} invocations a side of {d.runs} runs, {d.minutes:.0f} min here "
-            f"(timekit plan {outdir}; continue with timekit ab --resume --until-decided --max-reruns {d.reruns})")
+    return (f"{what}: about M = {a.invocations} invocations a side of {a.runs} runs, {a.minutes:.0f} min here "
+            f"(timekit plan {outdir}; continue with timekit ab --resume --until-decided --max-reruns {a.invocations})")
 
 
-def report(run, outdir, looks, columns, alpha, threshold):
-    """The sequential verdicts with what each cost, and advice for the undecided ones."""
-    lines = [f"Decide, then stop (--until-decided): a look after every pair from M = {sequential.START}, O'Brien-Fleming-type "
-             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(looks)} rows; {run.stopped}; "
-             f"{seconds_spent(run) / 60:.1f} min in all."]
+def verdicts(run, outdir, looks, columns, alpha, threshold):
+    """[RowVerdict] of the looks, with what would decide the undecided ones."""
+    out = []
     for r in looks:
         d = r.decision
-        verdict = d.verdict if d.decided else "inconclusive"
-        interval = (f"repeated {100 * (1 - d.level):.3g} % CI {100 * (d.rci_low - 1):+.2f} … {100 * (d.rci_high - 1):+.2f} %"
-                    if d.level > 0 else "no alpha spent at this look yet")
-        lines.append(f"  {r.row}: {verdict} at M = {d.reruns} a side (change {100 * (d.ratio - 1):+.2f} %, Welch p {d.p:.2g} "
-                     f"against {d.level:.2g} at this look, {interval}); cost: {d.reruns} invocations and {r.runs // 2} runs "
-                     f"a side, {seconds_spent(run, d.reruns) / 60:.1f} min")
-        if not d.decided:
-            text = advice(outdir, r, columns, alpha, threshold)
-            if text:
-                lines.append(f"    would decide it: {text}")
+        out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "Welch", d.p, d.level, d.ratio,
+                              d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, runs=r.runs // 2,
+                              would_decide=None if d.decided else advice(outdir, r, columns, alpha, threshold)))
+    return out
+
+
+def report(run, outdir, rows, alpha, threshold):
+    """The text of the sequential verdicts (`verdicts`)."""
+    lines = [f"Decide, then stop (--until-decided): a look after every pair from M = {sequential.START}, O'Brien-Fleming-type "
+             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; {run.stopped}; "
+             f"{seconds_spent(run) / 60:.1f} min in all."]
+    for v in rows:
+        interval = (f"repeated {100 * (1 - v.level):.3g} % CI {100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %"
+                    if v.level > 0 else "no alpha spent at this look yet")
+        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} a side (change {100 * (v.ratio - 1):+.2f} %, Welch p {v.p:.2g} "
+                     f"against {v.level:.2g} at this look, {interval}); cost: {v.invocations} invocations and {v.runs} runs "
+                     f"a side, {v.minutes:.1f} min")
+        if v.would_decide:
+            lines.append(f"    would decide it: {render_advice(v.would_decide, threshold, outdir)}")
     return "\n".join(lines)

@@ -13,13 +13,13 @@ slowdown that the invocations the budget buys can show with that power.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.stats
 
 from analysis.tools.plan.args import FIRST_LOOK
+from analysis.tools.plan.verdict_record import WouldDecide
 
 MAX_INVOCATIONS = 200
 
@@ -58,17 +58,6 @@ def smallest_effect(m, sd, level, wanted):
     return high
 
 
-@dataclass
-class Advice:
-    """What would decide an undecided row of a paired run, from its own spread between invocations."""
-
-    goal: str                   # "change": show the measured change; "within": show it stays within the threshold
-    change: float               # the measured relative change
-    sd: float                   # sd of an invocation's log ratio
-    invocations: int | None     # M that would decide it, None beyond MAX_INVOCATIONS
-    minutes: float              # at this run's time per invocation
-
-
 def advice(sd, ratio, level, threshold, seconds, wanted=0.9):
     """Advice for a row whose invocations' log ratios spread by `sd`, measured at `ratio`: the M at
     which the one-sample t at `level` calls the measured change (with `wanted` power), or, where the
@@ -82,11 +71,11 @@ def advice(sd, ratio, level, threshold, seconds, wanted=0.9):
             if scipy.stats.t.ppf(1 - level / 2, k - 1) * sd / math.sqrt(k) < margin:
                 m = k
                 break
-    return Advice(goal, ratio - 1, sd, m, (m or MAX_INVOCATIONS) * seconds / 60)
+    return WouldDecide(goal, ratio - 1, m, (m or MAX_INVOCATIONS) * seconds / 60, wanted, sd=sd)
 
 
-def render_advice(a, threshold, outdir, wanted=0.9):
-    what = (f"to call the measured {100 * a.change:+.1f} % a change with {100 * wanted:.0f} % power" if a.goal == "change"
+def render_advice(a, threshold, outdir):
+    what = (f"to call the measured {100 * a.change:+.1f} % a change with {100 * a.power:.0f} % power" if a.goal == "change"
             else f"to show that the change ({100 * a.change:+.1f} %) stays within ±{100 * threshold:g} %")
     spread = f"an invocation's log ratio has an sd of {100 * a.sd:.2f} % here"
     if a.invocations is None:

@@ -12,6 +12,7 @@ shared out.
 
     python benchmarks/ab_designs.py                               # everything (about 30 min here)
     python benchmarks/ab_designs.py --workloads spin20 --changes 2 --designs blocks
+    python benchmarks/ab_designs.py --workloads spin20 --changes 0 2 --designs blocks+batches --tries 6
 Results: benchmarks/results/DATE-ab-designs.json and a Markdown table on stdout
 (benchmarks/README.md keeps it); scratch in .pytest-tmp/bench-ab-designs/.
 """
@@ -97,7 +98,9 @@ def timekit_ab(a, b, design, settings, workdir):
         data = json.loads(done.stdout)
     except ValueError:
         return seconds, done.returncode, [("error", done.stderr.strip().splitlines()[-1:] or ["?"], 0)], 0, ""
-    rows = [(c["column"], c["verdict"], 100 * (c["ratio"] - 1)) for c in data["comparison"]]
+    rows = [(c["column"], c["verdict"], 100 * (c["ratio"] - 1),
+             100 * c["cv_within"] if isinstance(c.get("cv_within"), (int, float)) else float("nan"))
+            for c in data["comparison"]]
     ab = data["ab"][0]
     shutil.rmtree(out, ignore_errors=True)
     return seconds, done.returncode, rows, ab["reruns"], ab["stopped"]
@@ -108,6 +111,7 @@ def main(argv=None):
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     parser.add_argument("--changes", nargs="+", type=int, help="percent more work for B (default per workload, 0: A/A)")
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    parser.add_argument("--tries", type=int, default=1, help="run every pair this many times (hyperfine beside each)")
     args = parser.parse_args(argv)
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
@@ -116,7 +120,7 @@ def main(argv=None):
               "rows": []}
     k = 0
     for workload in args.workloads:
-        for change in args.changes or CHANGES[workload]:
+        for change in [c for c in args.changes or CHANGES[workload] for _ in range(args.tries)]:
             a, b = commands(workload, change, WORKDIR, units)
             h_seconds, h_ratio = hyperfine(a, b, WORKDIR)
             log(f"{workload} +{change} %: hyperfine {h_seconds:.1f} s, ratio {h_ratio:.3f}")
@@ -136,12 +140,14 @@ def main(argv=None):
 
 
 def table(record):
-    lines = ["| workload | B | design | timekit ab (s) | M | verdicts (cputime; walltime) | exit | hyperfine (s) | hyperfine B/A | ab / hyperfine |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| workload | B | design | timekit ab (s) | M | verdicts (cputime; walltime) | sd of a pair's ln(b/a), CPU | exit "
+             "| hyperfine (s) | hyperfine B/A | ab / hyperfine |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in record["rows"]:
-        verdicts = "; ".join(f"{v} {c:+.1f} %" for _, v, c in r["rows"])
+        verdicts = "; ".join(f"{row[1]} {row[2]:+.1f} %" for row in r["rows"])
+        spread = next((f"{row[3]:.1f} %" for row in r["rows"] if len(row) > 3 and row[3] == row[3]), "")
         lines.append(f"| {r['workload']} | {'A/A' if not r['change'] else '+' + str(r['change']) + ' %'} | {r['design']} | "
-                     f"{r['seconds']:.1f} | {r['reruns']} | {verdicts} | {r['exit']} | {r['hyperfine_seconds']:.1f} | "
+                     f"{r['seconds']:.1f} | {r['reruns']} | {verdicts} | {spread} | {r['exit']} | {r['hyperfine_seconds']:.1f} | "
                      f"{r['hyperfine_ratio']:.3f} | {r['seconds'] / r['hyperfine_seconds']:.1f}x |")
     return "\n".join(lines)
 

@@ -138,36 +138,74 @@ struct execution {
     int code, core; /* core -1: not pinned */
 };
 
+/* A filler: side s's command again on its core, untimed, its output discarded, at SCHED_IDLE (cmdrun's
+ * own wake-up on that core does not wait for it), in its own process group (stop_filler ends what a
+ * shell started, too). It is forked before the duet starts and waits on `gate` for one byte, so
+ * that starting it is a write, not a fork at the moment the other side's end is being timed; EOF
+ * on the gate ends it unused. */
+struct filler {
+    pid_t pid;
+    int gate; /* the write end; -1 once released or closed */
+};
+
+static struct filler fork_filler(char **argv, int core)
+{
+    struct filler f = {-1, -1};
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) return f;
+    fflush(stdout);
+    f.pid = fork();
+    if (f.pid == 0) {
+        setpgid(0, 0);
+        for (int fd = 3; fd < 1024; fd++) /* no other pipe's end: the duet's gate and the other filler's see EOF */
+            if (fd != gate[0]) close(fd);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
+        struct sched_param idle = {0};
+        sched_setscheduler(0, SCHED_IDLE, &idle);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(core, &one);
+        char c;
+        ssize_t got;
+        while ((got = read(gate[0], &c, 1)) < 0 && errno == EINTR) continue;
+        if (got == 1 && sched_setaffinity(0, sizeof one, &one) == 0) execvp(argv[0], argv);
+        _exit(got == 1 ? 127 : 0);
+    }
+    close(gate[0]);
+    if (f.pid < 0) {
+        close(gate[1]);
+        return f;
+    }
+    setpgid(f.pid, f.pid); /* both sides set it: no race with stop_filler */
+    f.gate = gate[1];
+    return f;
+}
+
+static void release_filler(struct filler *f)
+{
+    if (f->gate < 0) return;
+    while (write(f->gate, "x", 1) < 0 && errno == EINTR) continue;
+    close(f->gate);
+    f->gate = -1;
+}
+
+static void stop_filler(struct filler *f)
+{
+    if (f->pid <= 0) return;
+    if (f->gate >= 0) { /* never released: EOF ends it */
+        close(f->gate);
+        f->gate = -1;
+    } else {
+        kill(-f->pid, SIGKILL);
+    }
+    while (waitpid(f->pid, NULL, 0) < 0 && errno == EINTR) continue;
+    f->pid = -1;
+}
+
 /* Both sides at once: side s forked and pinned to cores[s], then both released by closing a pipe
  * they wait on; each one's wall time runs from the release to the wait4 that reaped it. Returns 0,
  * or -1 (said on stderr) when they could not be started; never returns with a child left. */
-/* A filler: side s's command again on its core, output discarded, untimed; it keeps the core busy
- * while the other side finishes (-1 if it cannot start) */
-static pid_t start_filler(char **argv, int core)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid > 0) setpgid(pid, pid); /* both sides set it: no race with stop_filler */
-    if (pid != 0) return pid;
-    setpgid(0, 0); /* its own process group: stop_filler ends what a shell started, too */
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(core, &one);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
-    struct sched_param idle = {0};
-    sched_setscheduler(0, SCHED_IDLE, &idle); /* cmdrun's own wake-up on this core must not wait for it */
-    if (sched_setaffinity(0, sizeof one, &one) == 0) execvp(argv[0], argv);
-    _exit(127);
-}
-
-static void stop_filler(pid_t pid)
-{
-    if (pid <= 0) return;
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
-}
-
 static int duet(char **argv[2], const int cores[2], struct execution ex[2])
 {
     int gate[2];
@@ -208,10 +246,10 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
         close(gate[1]);
         return -1;
     }
+    struct filler filler[2] = {fork_filler(argv[0], cores[0]), fork_filler(argv[1], cores[1])};
     double start = kit_now();
     close(gate[1]);
-    pid_t filler = -1;
-    int filler_side = -1;
+    int busy = -1; /* the side whose filler runs */
     for (int left = 2; left > 0;) {
         int status;
         struct rusage ru;
@@ -220,11 +258,13 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
         if (done < 0) {
             if (errno == EINTR) continue;
             fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
-            stop_filler(filler);
+            stop_filler(&filler[0]);
+            stop_filler(&filler[1]);
             return -1; /* ECHILD: no child left */
         }
-        if (done == filler) { /* it ended before the other side: one more */
-            filler = start_filler(argv[filler_side], cores[filler_side]);
+        if (busy >= 0 && done == filler[busy].pid) { /* it ended before the other side: another one */
+            filler[busy] = fork_filler(argv[busy], cores[busy]);
+            release_filler(&filler[busy]);
             continue;
         }
         int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
@@ -235,11 +275,12 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
         ex[s].core = cores[s];
         left--;
         if (left == 1 && ex[s].code == 0) { /* the shorter side: its core stays busy until the other ends */
-            filler_side = s;
-            filler = start_filler(argv[s], cores[s]);
+            release_filler(&filler[s]);
+            busy = s;
         }
     }
-    stop_filler(filler);
+    stop_filler(&filler[0]);
+    stop_filler(&filler[1]);
     return 0;
 }
 

@@ -133,7 +133,7 @@ def main(argv=None):
                                        "exit": code, "rows": rows, "reruns": reruns, "stopped": stopped,
                                        "hyperfine_seconds": h_seconds, "hyperfine_ratio": h_ratio, "a": a, "b": b})
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M}-ab-designs.json"
+    path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-ab-designs.json"
     path.write_text(json.dumps(record, indent=2))
     print(table(record))
     log(f"written: {path}")

@@ -385,7 +385,7 @@ def report(run, rows, alpha, threshold, outdir):
              f"{run.stopped}; {seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
         lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} invocations (change {100 * (v.ratio - 1):+.2f} %, "
-                     f"{v.test} p {v.p:.2g} against {v.level:.2g} at this look, repeated {100 * (1 - v.level):.3g} % CI "
+                     f"{v.test} p {v.p:.3g} against {v.level:.3g} at this look, repeated {100 * (1 - v.level):.3g} % CI "
                      f"{100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %); cost: "
                      f"{f'{v.pairs} pairs, ' if v.pairs else ''}{v.minutes:.1f} min")
         if v.would_decide:

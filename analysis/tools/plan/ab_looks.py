@@ -163,8 +163,8 @@ def report(run, outdir, rows, alpha, threshold):
     for v in rows:
         interval = (f"repeated {100 * (1 - v.level):.3g} % CI {100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %"
                     if v.level > 0 else "no alpha spent at this look yet")
-        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} a side (change {100 * (v.ratio - 1):+.2f} %, Welch p {v.p:.2g} "
-                     f"against {v.level:.2g} at this look, {interval}); cost: {v.invocations} invocations and {v.runs} runs "
+        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} a side (change {100 * (v.ratio - 1):+.2f} %, Welch p {v.p:.3g} "
+                     f"against {v.level:.3g} at this look, {interval}); cost: {v.invocations} invocations and {v.runs} runs "
                      f"a side, {v.minutes:.1f} min")
         if v.would_decide:
             lines.append(f"    would decide it: {render_advice(v.would_decide, threshold, outdir)}")

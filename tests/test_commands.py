@@ -418,3 +418,7 @@ def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_thres
     narrow = ab_input.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
     assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
     assert ab_input.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
+    # --until-decided left the row undecided: the gate passes, and the line says so
+    undecided = ab_input.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
+    assert "not excluded either: for ./a → ./b, cputime's CI reaches +1.8 %, beyond the 1 % threshold" in undecided
+    assert undecided.endswith("(undecided: the lines above say what would decide it)")

@@ -258,15 +258,17 @@ def verdict_line(comparison, regressed, threshold):
         slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
         return f"verdict: slower: {'; '.join(slower)} (exit 1)"
     line = "verdict: no significant slowdown beyond the threshold (exit 0)"
-    open_rows = [c for c in comparison if c["verdict"] == "~" and c.get("ci_high", 0) > 1 + threshold]
+    open_rows = [c for c in comparison if c["verdict"] in ("~", "undecided") and c.get("ci_high", 0) > 1 + threshold]
     if not open_rows:
         return line
+    undecided = any(c["verdict"] == "undecided" for c in open_rows)
+    how = ("undecided: the lines above say what would decide it" if undecided
+           else "more --reruns, or --until-decided, would tell")
     by_command = {}
     for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
         by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
     reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
-    return (f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold "
-            "(more --reruns, or --until-decided, would tell)")
+    return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
 
 
 def _sides(pair, run, directory, rows, options, ab):

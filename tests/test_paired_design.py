@@ -131,28 +131,28 @@ def test_a_duet_invocation_centres_each_core_on_its_own_median():
 
 @pytest.mark.unit
 def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
-    from analysis.tools.plan import paired_plan
+    from analysis.tools.plan import paired_power
     from analysis.tools.plan.verdict_record import WouldDecide
 
     # a change beyond the threshold: M where the one-sample t calls it with 90 % power
-    a = paired_plan.advice(0.02, 1.03, 0.025, 0.01, seconds=1.5)
-    assert a.goal == "change" and a.invocations == paired_plan.invocations_needed(0.02, 0.03, 0.025, 0.9)
-    assert paired_plan.power(a.invocations, 0.02, 0.03, 0.025) >= 0.9 > paired_plan.power(a.invocations - 1, 0.02, 0.03, 0.025)
+    a = paired_power.advice(0.02, 1.03, 0.025, 0.01, seconds=1.5)
+    assert a.goal == "change" and a.invocations == paired_power.invocations_needed(0.02, 0.03, 0.025, 0.9)
+    assert paired_power.power(a.invocations, 0.02, 0.03, 0.025) >= 0.9 > paired_power.power(a.invocations - 1, 0.02, 0.03, 0.025)
     assert a.minutes == pytest.approx(a.invocations * 1.5 / 60)
     # within the threshold: M where the t interval fits between the change and the threshold
-    w = paired_plan.advice(0.02, 1.002, 0.025, 0.01, seconds=1.0)
+    w = paired_power.advice(0.02, 1.002, 0.025, 0.01, seconds=1.0)
 
     def half(m):
         return scipy.stats.t.ppf(1 - 0.0125, m - 1) * 0.02 / math.sqrt(m)
 
     assert w.goal == "within" and half(w.invocations) < math.log(1.01) - math.log(1.002) <= half(w.invocations - 1)
     # more spread: more invocations; beyond reach at all, it says so and what would help
-    assert paired_plan.advice(0.04, 1.03, 0.025, 0.01, 1.0).invocations > a.invocations
-    far = paired_plan.advice(0.3, 1.01, 0.025, 0.005, 1.0)
+    assert paired_power.advice(0.04, 1.03, 0.025, 0.01, 1.0).invocations > a.invocations
+    far = paired_power.advice(0.3, 1.01, 0.025, 0.005, 1.0)
     assert far.invocations is None
-    text = paired_plan.render_advice(far, 0.005, "/r/ab")
+    text = paired_power.render_advice(far, 0.005, "/r/ab")
     assert "more than 200 invocations" in text and "quieter machine" in text and "30.00 %" in text
-    assert "--max-reruns 14" in paired_plan.render_advice(WouldDecide("change", 0.03, 14, 0.35, sd=0.02), 0.01, "/r/ab")
+    assert "--max-reruns 14" in paired_power.render_advice(WouldDecide("change", 0.03, 14, 0.35, sd=0.02), 0.01, "/r/ab")
 
 
 @pytest.mark.unit

@@ -345,7 +345,7 @@ def decide(series, run, alpha, threshold):
 
 def verdicts(run, looks, alpha, threshold):
     """[RowVerdict] of the looks: the sequential verdict, its cost, and what would decide an undecided row."""
-    from analysis.tools.plan import paired_plan
+    from analysis.tools.plan import paired_power
     from analysis.tools.plan.ab_looks import seconds_spent
     from analysis.tools.plan.verdict_record import RowVerdict
 
@@ -354,7 +354,7 @@ def verdicts(run, looks, alpha, threshold):
         d = r.decision
         would = None
         if not d.decided and math.isfinite(r.sd):
-            would = paired_plan.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
+            would = paired_power.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
                                        seconds_spent(run) / max(1, run.reruns))
         out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "one-sample t", d.p, d.level,
                               d.ratio, d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, pairs=r.pairs or None,
@@ -377,7 +377,7 @@ def sequential_report(run, result, looks, alpha, threshold, outdir):
 
 def report(run, rows, alpha, threshold, outdir):
     """The text of the sequential verdicts (`verdicts`)."""
-    from analysis.tools.plan import paired_plan, sequential
+    from analysis.tools.plan import paired_power, sequential
     from analysis.tools.plan.ab_looks import seconds_spent
 
     lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
@@ -389,7 +389,7 @@ def report(run, rows, alpha, threshold, outdir):
                      f"{100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %); cost: "
                      f"{f'{v.pairs} pairs, ' if v.pairs else ''}{v.minutes:.1f} min")
         if v.would_decide:
-            lines.append(f"    would decide it: {paired_plan.render_advice(v.would_decide, threshold, outdir)}")
+            lines.append(f"    would decide it: {paired_power.render_advice(v.would_decide, threshold, outdir)}")
     return "\n".join(lines)
 
 

@@ -16,12 +16,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-import scipy.stats
 
-from analysis.tools.plan.args import FIRST_LOOK
-from analysis.tools.plan.verdict_record import WouldDecide
-
-MAX_INVOCATIONS = 200
+from analysis.tools.plan.paired_power import MAX_INVOCATIONS, invocations_needed, smallest_effect
 
 
 def holds_paired(path):
@@ -29,60 +25,6 @@ def holds_paired(path):
     from analysis.tools.commands import paired_ab
 
     return any((Path(str(path)) / m).is_file() for m in (paired_ab.MANIFEST, ab_blocks.MANIFEST))
-
-
-def power(m, sd, effect, level):
-    """Power of the two-sided one-sample t test of m log ratios (sd each) against a change `effect`."""
-    if sd <= 0:
-        return 1.0
-    df, nc = m - 1, math.log1p(effect) * math.sqrt(m) / sd
-    crit = scipy.stats.t.ppf(1 - level / 2, df)
-    return float(scipy.stats.nct.sf(crit, df, nc) + scipy.stats.nct.cdf(-crit, df, nc))
-
-
-def invocations_needed(sd, effect, level, wanted):
-    for m in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
-        if power(m, sd, effect, level) >= wanted:
-            return m
-    return None
-
-
-def smallest_effect(m, sd, level, wanted):
-    """The smallest relative slowdown m invocations show with `wanted` power (bisection)."""
-    low, high = 0.0, 1.0
-    if m < 2 or power(m, sd, high, level) < wanted:
-        return math.nan
-    for _ in range(40):
-        mid = (low + high) / 2
-        low, high = (mid, high) if power(m, sd, mid, level) < wanted else (low, mid)
-    return high
-
-
-def advice(sd, ratio, level, threshold, seconds, wanted=0.9):
-    """Advice for a row whose invocations' log ratios spread by `sd`, measured at `ratio`: the M at
-    which the one-sample t at `level` calls the measured change (with `wanted` power), or, where the
-    change lies within the threshold, the M at which the t interval fits between it and the threshold."""
-    log_change = abs(math.log(ratio))
-    if ratio - 1 > threshold or 1 - ratio > threshold:
-        goal, m = "change", invocations_needed(sd, math.expm1(log_change), level, wanted)
-    else:
-        goal, margin, m = "within", math.log1p(threshold) - log_change, None
-        for k in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
-            if scipy.stats.t.ppf(1 - level / 2, k - 1) * sd / math.sqrt(k) < margin:
-                m = k
-                break
-    return WouldDecide(goal, ratio - 1, m, (m or MAX_INVOCATIONS) * seconds / 60, wanted, sd=sd)
-
-
-def render_advice(a, threshold, outdir):
-    what = (f"to call the measured {100 * a.change:+.1f} % a change with {100 * a.power:.0f} % power" if a.goal == "change"
-            else f"to show that the change ({100 * a.change:+.1f} %) stays within ±{100 * threshold:g} %")
-    spread = f"an invocation's log ratio has an sd of {100 * a.sd:.2f} % here"
-    if a.invocations is None:
-        remedy = "a quieter machine" if a.goal == "change" else "a quieter machine, or a larger --threshold"
-        return f"{what}: more than {MAX_INVOCATIONS} invocations, over {a.minutes:.0f} min ({spread}): out of reach here; {remedy}"
-    return (f"{what}: about M = {a.invocations} invocations, {a.minutes:.1f} min here ({spread}; continue with "
-            f"timekit ab --resume --output {outdir} --until-decided --max-reruns {a.invocations})")
 
 
 def series_of(path, columns):

@@ -156,6 +156,31 @@ def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
 
 
 @pytest.mark.unit
+def test_the_progress_line_says_whether_a_decision_is_within_reach():
+    from types import SimpleNamespace
+
+    from analysis.tools.plan import paired_power
+
+    run = SimpleNamespace(reruns=5, max_reruns=20, steps=[SimpleNamespace(status="done", seconds=1.5, rerun=k) for k in range(1, 6)])
+
+    def look(sd, ratio, decided=False):
+        return paired_ab.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),
+                              100, sd)
+
+    near = paired_ab._nearest_decision(run, [look(0.02, 1.03), look(0.05, 1.03)], 0.05, 0.01)
+    assert near == paired_power.advice(0.02, 1.03, 0.004, 0.01, 1.5).invocations   # one row slower: the gate's answer
+    assert paired_ab._forecast(run, near) == f" (at this spread about M = {max(near, 6)} would decide it)"
+    both_same = paired_ab._nearest_decision(run, [look(0.01, 1.001), look(0.02, 1.001)], 0.05, 0.01)
+    assert both_same == paired_power.advice(0.02, 1.001, 0.004, 0.01, 1.5).invocations   # '~' needs every row
+    far = paired_ab._nearest_decision(run, [look(0.03, 1.012)], 0.05, 0.01)
+    assert far is not None and far > 20
+    assert paired_ab._forecast(run, far).endswith(f"about M = {far} would decide it, beyond M_max = 20: likely to end undecided)")
+    assert paired_ab._nearest_decision(run, [look(0.3, 1.005)], 0.05, 0.01) is None
+    assert "likely to end undecided" in paired_ab._forecast(run, None)
+    assert paired_ab._nearest_decision(run, [look(0.02, 1.03, decided=True)], 0.05, 0.01) is None   # decided rows need nothing
+
+
+@pytest.mark.unit
 def test_the_batch_keeps_benchexecs_cost_small_and_invocations_short():
     options = spec.Options()
     short = paired_ab.choose_batch(0.028, options, None, None)

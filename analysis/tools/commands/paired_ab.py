@@ -284,7 +284,7 @@ def measure_loop(run, outdir, pending, rows_and_series, alpha, threshold, out):
         pending()
         result, series = rows_and_series(tables(outdir))
         looks = decide(series(), run, alpha, threshold) if run.until_decided else []
-        stop = _stop(run, result, looks)
+        stop = _stop(run, result, looks, alpha, threshold)
         if stop is not None:
             run.stopped = stop
             run.save(outdir)
@@ -295,14 +295,16 @@ def measure_loop(run, outdir, pending, rows_and_series, alpha, threshold, out):
         print(f"  {run.checks[-1]['why']}: adding invocation {run.reruns}", file=out, flush=True)
 
 
-def _stop(run, result, looks):
+def _stop(run, result, looks, alpha, threshold):
     """Why the run stops now ('' for the planned M, None to go on); records the check."""
     if result.nothing:
         return ""
     if run.until_decided:
         undecided = [r.row for r in looks if not r.decision.decided]
         slower = [r.row for r in looks if r.decision.decided and r.decision.verdict == "slower"]
-        run.checks.append({"reruns": run.reruns, "undecided": undecided, "why": f"undecided: {', '.join(undecided)}"})
+        nearest = _nearest_decision(run, looks, alpha, threshold)
+        run.checks.append({"reruns": run.reruns, "undecided": undecided, "nearest_decision": nearest,
+                           "why": f"undecided: {', '.join(undecided)}{_forecast(run, nearest)}"})
         if not undecided:
             return f"every row decided after {run.reruns} invocations"
         if slower:
@@ -321,6 +323,34 @@ def _stop(run, result, looks):
     if not ab_looks.budget_left_for_a_pair(run, invocations=1):
         return f"the budget ({run.budget / 60:.3g} min) does not fit another invocation"
     return None
+
+
+def _nearest_decision(run, looks, alpha, threshold):
+    """About how many invocations this run would stop at, at the spread met so far: where an
+    undecided row leans slower, the fewest that would call one slower (the gate's answer); else
+    the most that every undecided row needs. None where that lies beyond
+    paired_power.MAX_INVOCATIONS or cannot be told."""
+    from analysis.tools.plan import paired_power
+    from analysis.tools.plan.ab_looks import seconds_spent
+
+    seconds = seconds_spent(run) / max(1, run.reruns)
+    advice = [paired_power.advice(r.sd, r.decision.ratio, r.decision.level or alpha / len(looks), threshold, seconds)
+              for r in looks if not r.decision.decided and math.isfinite(r.sd) and r.sd > 0]
+    slower = [a.invocations for a in advice if a.goal == "change" and a.change > 0 and a.invocations is not None]
+    if slower:
+        return min(slower)
+    if not advice or any(a.invocations is None for a in advice):
+        return None
+    return max(a.invocations for a in advice)
+
+
+def _forecast(run, nearest):
+    """What the progress line says of the spread: a decision near, or out of this run's reach."""
+    if nearest is None:
+        return " (at this spread, beyond 200 invocations: likely to end undecided)" if run.reruns >= 3 else ""
+    if nearest > run.max_reruns:
+        return f" (at this spread about M = {nearest} would decide it, beyond M_max = {run.max_reruns}: likely to end undecided)"
+    return f" (at this spread about M = {max(nearest, run.reruns + 1)} would decide it)"
 
 
 @dataclass

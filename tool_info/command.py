@@ -28,8 +28,8 @@ against CMD (side b) inside one run, K pairs (--repeat K) of one execution each,
 same arguments, inputs and shell. cmdrun's columns are then `a-walltime`, `a-cputime`,
 `b-walltime`, `b-cputime`, `logratio-walltime`, `logratio-cputime` (mean of ln(b/a) over the pairs)
 and `pairs`. Options of a pair only:
-    --seed N           the order of a and b in each pair is drawn from N (default 0) and the run's
-                       repetition number: runs differ, a rerun repeats them
+    --seed N           the orders of a and b (couples of pairs in opposite orders) are drawn from N
+                       (default 0) and the run's repetition number: runs differ, a rerun repeats them
     --duet             a and b start together, each on one of the run's first two cores (the run
                        needs two: cpuCores="2"), not back to back
     --task-name NAME   give it as ${taskdef_name}: BenchExec tells the module a task's input

@@ -4,8 +4,8 @@
 Separate invocations for base and new let the machine's drift between invocations (CV 1-3 %
 on a shared VM, often more than the change sought) into every comparison. Here each benchexec
 invocation runs both: every run of the one definition DIR/paired.xml is a batch of K pairs, cmdrun
-timing each execution (blocks: the two back to back, in an order drawn per pair from a seed that
-changes per invocation; duet: both at once on two cores, swapped every other pair). The pair's
+timing each execution (blocks: the two back to back, in couples of opposite orders drawn from a
+seed that changes per invocation; duet: both at once on two cores, swapped every other pair). The pair's
 log ratio cancels what the machine did to both; analysis.tools.compare.blocks takes the
 invocation as the unit. BenchExec's cost per run (about 0.15 s) is paid once per K pairs: K is
 chosen so that it stays under a tenth of a run, from one pair timed before the first invocation.

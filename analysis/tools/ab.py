@@ -14,7 +14,9 @@ of its definition (relative paths made absolute), BenchExec's result files and l
 manifest DIR/ab.json is kept by analysis.sweep.steps_loop (lock, atomic writes, a step cut short
 by any kill runs again on `--resume`); every finished invocation stays. With `--until PCT`, pairs
 of invocations are added after the first M reruns until the 95 % CI of every row's ratio has a
-half-width below PCT percent or --max-reruns is reached.
+half-width below PCT percent or --max-reruns is reached. Two definitions that the blocks design
+cannot merge (two tool-info modules, other limits) alternate chunk by chunk of their task set
+within every rerun (analysis.tools.ab_chunks).
 """
 
 import argparse
@@ -30,7 +32,7 @@ from lxml import etree
 from analysis.core.errors import UserError
 from analysis.core import paths
 from analysis.sweep import lint, runner, steps_loop
-from analysis.tools import ab_blocks
+from analysis.tools import ab_blocks, ab_chunks
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 from analysis.tools.plan.args import FIRST_LOOK, duration
@@ -68,12 +70,21 @@ class ABRun(StepsRecord):
     skipped: dict = field(default_factory=dict)
     until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
     budget: float = None         # seconds for all invocations, or None
+    chunks: int = 1              # >1: base and new alternate over chunks of the task set (analysis.tools.ab_chunks)
 
     def plan(self, rerun):
-        """The two invocations of one rerun, in the order a seeded shuffle gives it."""
-        order = np.random.default_rng([self.seed, rerun]).permutation(len(SIDES))
-        self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
-                       for i in order]
+        """The two invocations of one rerun, in the order a seeded shuffle gives it; in chunks,
+        both sides' chunk 1, then chunk 2, ..., each chunk's two in an order of its own."""
+        if self.chunks <= 1:
+            order = np.random.default_rng([self.seed, rerun]).permutation(len(SIDES))
+            self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
+                           for i in order]
+            return
+        for chunk in range(1, self.chunks + 1):
+            order = np.random.default_rng([self.seed, rerun, chunk]).permutation(len(SIDES))
+            self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}-chunk{chunk}",
+                                condition=SIDES[i], chunk=chunk, benchexec_args=["--results-per-taskset"])
+                           for i in order]   # a file per task set in every chunk: they merge one to one
 
 
 def rundefinitions(path):
@@ -92,8 +103,8 @@ def side(run, which, outdir):
                       task_dir=Path(outdir) / which / "tasks")
 
 
-def start(base, new, outdir, reruns, seed, until, max_reruns, load, container):
-    """A new A/B directory with its plan; returns the ABRun."""
+def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, chunks=1):
+    """A new A/B directory with its plan (in `chunks` chunks of the task set); returns the ABRun."""
     lint.require_valid([base, new])
     if (Path(outdir) / MANIFEST).exists():
         raise ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
@@ -101,12 +112,14 @@ def start(base, new, outdir, reruns, seed, until, max_reruns, load, container):
     if not names:
         raise ABError(f"{base} and {new} share no run definition name; compare lines base and new up by it")
     run = ABRun(str(Path(base).resolve()), str(Path(new).resolve()), names, seed, reruns, until,
-                max(max_reruns, reruns), load, container, now())
+                max(max_reruns, reruns), load, container, now(), chunks=chunks)
     for which in SIDES:
         directory = Path(outdir) / which
         directory.mkdir(parents=True, exist_ok=True)
-        runner.write_sweep_benchmark(side(run, which, outdir), 1, directory)  # copy, paths made absolute
+        copy = runner.write_sweep_benchmark(side(run, which, outdir), 1, directory)  # copy, paths made absolute
         (directory / "tasks").rmdir()  # the copy's repetition tasks: none, the definition brings its own
+        if chunks > 1:
+            ab_chunks.write(copy, chunks, Path(outdir) / "chunks" / which)
     for rerun in range(1, reruns + 1):
         run.plan(rerun)
     run.save(outdir)
@@ -123,21 +136,46 @@ class _Count:
 
 
 def run_pending(run, outdir, out=sys.stderr):
-    """Run every unfinished invocation in order (analysis.sweep.steps_loop), a line after each."""
+    """Run every unfinished invocation in order (analysis.sweep.steps_loop), a line after each;
+    in chunks, merge each finished rerun's chunks into one result file per side."""
     def where(step):
+        if step.chunk:
+            return Path(outdir) / "chunks" / step.condition, f"{Path(getattr(run, step.condition)).stem}.chunk{step.chunk}"
         return Path(outdir) / step.condition, Path(getattr(run, step.condition)).stem
 
     def invoke(step):
         count = step_counts[step.name] = _Count()
-        return runner.execute(side(run, step.condition, outdir), run, step, Path(outdir) / step.condition, count)
+        directory, stem = where(step)
+        experiment = side(run, step.condition, outdir)
+        if step.chunk:
+            experiment = Experiment(name=stem, inputs=(), rundefinitions=experiment.rundefinitions,
+                                    benchmark=directory / f"{stem}.xml", task_dir=directory / "tasks")
+        return runner.execute(experiment, run, step, directory, count)
 
     def after(step):
         done = sum(s.status == "done" for s in run.steps)
-        print(f"  {step.condition} rerun {step.rerun}: {step_counts[step.name].runs} runs in {step.seconds:.1f} s "
+        chunk = f" chunk {step.chunk}/{run.chunks}" if step.chunk else ""
+        print(f"  {step.condition} rerun {step.rerun}{chunk}: {step_counts[step.name].runs} runs in {step.seconds:.1f} s "
               f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
 
     step_counts = {}
     steps_loop.run_pending(run, outdir, where, invoke, ABError, after, out)
+    if run.chunks > 1:
+        merge_chunks(run, outdir)
+
+
+def merge_chunks(run, outdir):
+    """Each side's chunk result files of every finished rerun, merged into the files one
+    invocation would have written in DIR/SIDE (again on every call: a kill between the last chunk
+    and the merge loses nothing)."""
+    groups = {}
+    for step in run.steps:
+        if step.chunk:
+            groups.setdefault((step.condition, step.rerun), []).append(step)
+    for (which, rerun), steps in groups.items():
+        if all(s.status == "done" for s in steps):
+            files = [Path(outdir) / "chunks" / which / name for s in steps for name in s.result_files]
+            ab_chunks.merge(files, Path(getattr(run, which)).stem, f"{which}-rerun{rerun}", Path(outdir) / which)
 
 
 def half_width(rows):
@@ -217,7 +255,9 @@ def summary(run):
     orders = {}
     for step in run.steps:
         orders.setdefault(step.rerun, []).append(step.condition[0].upper())
-    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in a seeded random order per rerun "
+    chunked = (f", in {run.chunks} chunks of the task set: both sides' chunk 1, then chunk 2, ..., each chunk's two in "
+               "an order of its own, so a task of base and the same task of new run seconds apart" if run.chunks > 1 else "")
+    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in a seeded random order per rerun{chunked} "
             f"(seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(orders.items()))})")
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
@@ -310,7 +350,7 @@ def run(args):
         if blocks_run is not None:
             return _run_blocks(blocks_run, outdir, args, note)
         ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
-                   not args.no_container)
+                   not args.no_container, chunks=_chunks(args))
     steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
     make_sequential(ab, outdir, args)
     print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
@@ -358,6 +398,17 @@ def _start_blocks(args, outdir, reruns):
     plan = {"seed": args.seed, "reruns": reruns, "max_reruns": args.max_reruns, "load": args.load,
             "container": not args.no_container, "until": args.until}
     return ab_blocks.start(args.base, args.new, outdir, names, plan)
+
+
+def _chunks(args):
+    """Chunks of the task set for definitions that the default design could not merge (1: none)."""
+    if args.design != "blocks" or not ab_blocks.why_not_mergeable(args.base, args.new):
+        return 1
+    chunks = min(ab_chunks.count(args.base), ab_chunks.count(args.new))
+    if chunks > 1:
+        print(f"design: separate in {chunks} chunks of the task set: base and new alternate chunk by chunk in every "
+              "rerun, so that the drift within a rerun cancels too", file=sys.stderr, flush=True)
+    return chunks
 
 
 def _run_blocks(run, outdir, args, note):

@@ -1,0 +1,135 @@
+"""
+Two benchmark definitions that cannot share an invocation (two tool-info modules, other limits)
+alternate over chunks of their task set.
+
+Under the separate design each rerun runs all of base, then all of new (or the other way round):
+over a task set of minutes, the machine's drift between the two halves enters every ratio. Here
+each side's task set is cut into C chunks of consecutive tasks, and a rerun runs base's chunk 1
+and new's chunk 1 (in an order drawn from the seed), then both sides' chunk 2, and so on: a task
+of base and the same task of new run seconds apart, not minutes. Each chunk is one benchexec
+invocation of a copy of the side's definition whose <tasks> name only that chunk's files
+(DIR/chunks/SIDE/). Once a rerun's chunks are done, each side's chunk result files are merged
+into the one result file a whole invocation would have written, in DIR/SIDE/: compare, the looks
+and the plan read those as they read any rerun, and the rerun stays the unit.
+
+The task files come from BenchExec's own expansion of <include>, <includesfile>, <exclude> and
+<excludesfile> (benchexec.model.RunSet.get_task_def_files_from_xml); a pattern with a variable
+(${...}) is left to BenchExec, and the definition is not chunked.
+"""
+
+from __future__ import annotations
+
+import bz2
+import os
+import re
+from pathlib import Path
+
+from lxml import etree
+
+CHUNKS = 4            # chunks a rerun, where the task set has as many tasks
+SELECTORS = ("include", "includesfile", "exclude", "excludesfile")
+_PARSER = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False, remove_blank_text=True)
+_RESULT = re.compile(r"^(?P<stem>.+?)\.(?P<step>[^.]+)\.(?P<date>\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)\.results\.(?P<rest>.+)$")
+
+
+class _Patterns:
+    """What RunSet.get_task_def_files_from_xml needs of its RunSet: patterns expanded as BenchExec does."""
+
+    def expand_filename_pattern(self, pattern, base_dir, sourcefile=None):
+        from benchexec import util
+
+        return sorted(util.expand_filename_pattern(pattern, base_dir))
+
+
+def task_files(definition):
+    """[(tasks element index, [task files])] of a definition whose paths are absolute (a side's
+    copy), in document order; None where a selector holds a variable (BenchExec's to expand)."""
+    from benchexec.model import RunSet
+
+    root = etree.parse(str(definition), _PARSER).getroot()
+    out = []
+    for k, tasks in enumerate(root.iter("tasks")):
+        if any("${" in (e.text or "") for e in tasks if e.tag in SELECTORS):
+            return None
+        out.append((k, RunSet.get_task_def_files_from_xml(_Patterns(), tasks, os.path.dirname(str(definition)))))
+    return out
+
+
+def count(definition, wanted=CHUNKS):
+    """How many chunks the definition's task set takes (1: not chunked)."""
+    found = task_files(definition)
+    if not found:
+        return 1
+    return max(1, min(wanted, sum(len(files) for _, files in found)))
+
+
+def slices(found, chunks):
+    """[{tasks element index: [files]}] per chunk: the task list in document order, cut into
+    `chunks` runs of consecutive tasks of nearly one size."""
+    flat = [(k, f) for k, files in found for f in files]
+    out = []
+    for c in range(chunks):
+        part = flat[len(flat) * c // chunks: len(flat) * (c + 1) // chunks]
+        chunk = {}
+        for k, f in part:
+            chunk.setdefault(k, []).append(f)
+        out.append(chunk)
+    return out
+
+
+def write(definition, chunks, directory):
+    """The chunk definitions of a side's copy, DIRECTORY/STEM.chunkC.xml for C = 1..chunks."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    parts = slices(task_files(definition), chunks)
+    paths = []
+    for c, chunk in enumerate(parts, start=1):
+        tree = etree.parse(str(definition), _PARSER)
+        for k, tasks in reversed(list(enumerate(tree.getroot().iter("tasks")))):
+            if k not in chunk:
+                tasks.getparent().remove(tasks)
+                continue
+            for element in [e for e in tasks if e.tag in SELECTORS]:
+                tasks.remove(element)
+            for position, f in enumerate(chunk[k]):
+                include = etree.Element("include")
+                include.text = str(Path(f).resolve())
+                tasks.insert(position, include)
+        etree.indent(tree.getroot(), space="  ")
+        path = directory / f"{Path(definition).stem}.chunk{c}.xml"
+        path.write_text(etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype,
+                                       pretty_print=True).decode())
+        paths.append(path)
+    return paths
+
+
+def merge(chunk_files, stem, step_name, directory):
+    """Merge one rerun's chunk result files of a side into the files one invocation would have
+    written (DIRECTORY/STEM.STEP.DATE.results.REST, DATE of the first chunk): the runs of every
+    chunk under the first chunk's <result>, its end time the last chunk's. Written atomically;
+    returns the paths."""
+    groups = {}
+    for path in sorted(chunk_files, key=_chunk_number):
+        m = _RESULT.match(Path(path).name)
+        if m:
+            groups.setdefault(m.group("rest"), []).append((Path(path), m.group("date")))
+    written = []
+    for rest, members in groups.items():
+        roots = [etree.fromstring(bz2.decompress(p.read_bytes()), _PARSER) for p, _ in members]
+        merged = roots[0]
+        for other in roots[1:]:
+            for run in other.findall("run"):
+                merged.append(run)
+            if other.get("endtime"):
+                merged.set("endtime", other.get("endtime"))
+        out = Path(directory) / f"{stem}.{step_name}.{members[0][1]}.results.{rest}"
+        temporary = out.with_name(out.name + ".tmp")
+        temporary.write_bytes(bz2.compress(etree.tostring(merged, xml_declaration=True, encoding="UTF-8")))
+        temporary.replace(out)
+        written.append(out)
+    return written
+
+
+def _chunk_number(path):
+    found = re.search(r"-chunk(\d+)\.", Path(path).name)
+    return int(found.group(1)) if found else 0

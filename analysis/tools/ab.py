@@ -157,6 +157,8 @@ def run_pending(run, outdir, out=sys.stderr):
         chunk = f" chunk {step.chunk}/{run.chunks}" if step.chunk else ""
         print(f"  {step.condition} rerun {step.rerun}{chunk}: {step_counts[step.name].runs} runs in {step.seconds:.1f} s "
               f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
+        if step.chunk:
+            merge_chunks(run, outdir, (step.condition, step.rerun))
 
     step_counts = {}
     steps_loop.run_pending(run, outdir, where, invoke, ABError, after, out)
@@ -164,13 +166,13 @@ def run_pending(run, outdir, out=sys.stderr):
         merge_chunks(run, outdir)
 
 
-def merge_chunks(run, outdir):
-    """Each side's chunk result files of every finished rerun, merged into the files one
-    invocation would have written in DIR/SIDE (again on every call: a kill between the last chunk
-    and the merge loses nothing)."""
+def merge_chunks(run, outdir, only=None):
+    """Each side's chunk result files of every finished rerun (or of `only`, a (side, rerun)),
+    merged into the files one invocation would have written in DIR/SIDE; at the end of every
+    run_pending again, so that a kill between a rerun's last chunk and its merge loses nothing."""
     groups = {}
     for step in run.steps:
-        if step.chunk:
+        if step.chunk and (only is None or (step.condition, step.rerun) == tuple(only)):
             groups.setdefault((step.condition, step.rerun), []).append(step)
     for (which, rerun), steps in groups.items():
         if all(s.status == "done" for s in steps):

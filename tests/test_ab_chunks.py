@@ -57,6 +57,10 @@ def test_a_task_set_is_cut_into_chunks_of_consecutive_tasks_that_benchexec_accep
     # a pattern with a variable is BenchExec's to expand: not chunked
     (scratch / "var.xml").write_text(DEFINITION.format(tool="t", side="${benchmark_path}/base"))
     assert ab_chunks.task_files(scratch / "var.xml") is None and ab_chunks.count(scratch / "var.xml") == 1
+    # task sets of a run definition's own: a chunk could leave it without a task, so not chunked
+    own = '<rundefinition name="runexec"><tasks name="z"><include>base/tasks/y.*.yml</include></tasks></rundefinition>'
+    (scratch / "own.xml").write_text(base.read_text().replace('<rundefinition name="runexec"/>', own))
+    assert ab_chunks.count(scratch / "own.xml") == 1
 
 
 @pytest.mark.unit

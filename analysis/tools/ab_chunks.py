@@ -56,7 +56,11 @@ def task_files(definition):
 
 
 def count(definition, wanted=CHUNKS):
-    """How many chunks the definition's task set takes (1: not chunked)."""
+    """How many chunks the definition's task set takes (1: not chunked, also where a run definition
+    has task sets of its own: a chunk could leave it without a task, and benchexec without its file)."""
+    root = etree.parse(str(definition), _PARSER).getroot()
+    if root.find("rundefinition/tasks") is not None:
+        return 1
     found = task_files(definition)
     if not found:
         return 1

@@ -8,8 +8,8 @@ its side's benchmark-level options and task sets, paths made absolute), and runs
 run definitions in an order drawn per invocation from the seed. Each invocation's ratio of new to
 base, per run definition and column, is its observation (analysis.tools.compare.blocks): the
 machine's drift between invocations moves both sides of it together. Definitions that cannot
-share an invocation (two tools, other limits) run under the separate design, and the output says
-why. The manifest DIR/blocks.json is kept by analysis.sweep.steps_loop.
+share an invocation (two tools, other limits) run under the separate design, chunk by chunk of
+their task set (analysis.tools.ab_chunks), and the output says why. The manifest DIR/blocks.json is kept by analysis.sweep.steps_loop.
 """
 
 import sys

@@ -138,6 +138,9 @@ def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
     a = paired_power.advice(0.02, 1.03, 0.025, 0.01, seconds=1.5)
     assert a.goal == "change" and a.invocations == paired_power.invocations_needed(0.02, 0.03, 0.025, 0.9)
     assert paired_power.power(a.invocations, 0.02, 0.03, 0.025) >= 0.9 > paired_power.power(a.invocations - 1, 0.02, 0.03, 0.025)
+    # power is a number at every M (scipy's noncentral t alone gives NaN far in its tail), and grows with M
+    powers = [paired_power.power(m, 0.02, 0.03, 0.025) for m in range(3, paired_power.MAX_INVOCATIONS + 1)]
+    assert all(math.isfinite(x) for x in powers) and all(b >= a - 1e-6 for a, b in zip(powers, powers[1:]))   # within scipy's noise near 1
     assert a.minutes == pytest.approx(a.invocations * 1.5 / 60)
     # within the threshold: M where the t interval fits between the change and the threshold
     w = paired_power.advice(0.02, 1.002, 0.025, 0.01, seconds=1.0)

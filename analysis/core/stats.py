@@ -341,3 +341,17 @@ def verdict(significant, ratio, threshold):
     if not significant or abs(ratio - 1) <= threshold:
         return "~"
     return "slower" if ratio > 1 else "faster"
+
+
+def log_ratio_t(logs, level=0.05):
+    """(mean, half-width, p) of the one-sample t test of paired log ratios against 0 (one per
+    invocation): the 1 - level t interval is mean +- half-width (df M - 1). All equal: p is 0
+    unless they are all 0, and the interval has no width."""
+    logs = np.asarray(logs, dtype=float)
+    m, mean = logs.size, float(logs.mean())
+    sd = float(logs.std(ddof=1))
+    if not sd > 0:
+        return mean, 0.0, (0.0 if mean != 0 else 1.0)
+    half = float(scipy.stats.t.ppf(1 - level / 2, m - 1)) * sd / math.sqrt(m) if level > 0 else math.inf
+    return mean, half, float(scipy.stats.ttest_1samp(logs, 0.0).pvalue)
+

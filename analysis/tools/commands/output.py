@@ -79,14 +79,12 @@ def relative(figures, paired=False):
 
 def _paired_ratio(base_means, other_means):
     """(ratio, low, high, test text) from invocation-paired means: exp of the mean log ratio, its 95 % t interval."""
-    import scipy.stats
+    from analysis.core import stats
 
     logs = np.log(np.asarray(other_means) / np.asarray(base_means))
-    m, mean, sd = logs.size, float(logs.mean()), float(logs.std(ddof=1))
-    half = float(scipy.stats.t.ppf(0.975, m - 1)) * sd / math.sqrt(m)
-    p = float(scipy.stats.ttest_1samp(logs, 0.0).pvalue) if sd > 0 else math.nan
+    mean, half, p = stats.log_ratio_t(logs)
     return (math.exp(mean), math.exp(mean - half), math.exp(mean + half),
-            f"paired t on the {m} invocations' log ratios (every invocation ran both), p = {fmt.p_value(p)}")
+            f"paired t on the {logs.size} invocations' log ratios (every invocation ran both), p = {fmt.p_value(p)}")
 
 
 def summary(figures, paired=False):

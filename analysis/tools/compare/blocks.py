@@ -15,8 +15,8 @@ log ratios: the first says how many pairs an invocation needs, the second how ma
 import math
 
 import numpy as np
-import scipy.stats
 
+from analysis.core import stats
 from analysis.tools.commands import executions
 from analysis.tools.compare.repeated import Result, Row, _judged
 
@@ -83,9 +83,8 @@ def row_of(rundefinition, input, column, logs, a, b, within=math.nan):
     if logs.size < 2:
         return None
     m = logs.size
-    mean, sd = float(logs.mean()), float(logs.std(ddof=1))
-    half = float(scipy.stats.t.ppf(0.975, m - 1)) * sd / math.sqrt(m)
-    p = float(scipy.stats.ttest_1samp(logs, 0.0).pvalue) if sd > 0 else (0.0 if mean != 0 else 1.0)
+    mean, half, p = stats.log_ratio_t(logs)
+    sd = float(logs.std(ddof=1))
     return Row(rundefinition, input, column, int(a.size), int(b.size), 0, 0, float(a.mean()), float(b.mean()),
                math.exp(mean), math.exp(mean - half), math.exp(mean + half), p, math.nan, m, m, UNIT,
                cv_within=within, cv_between=sd, pair_ratios=[float(math.exp(x)) for x in logs])

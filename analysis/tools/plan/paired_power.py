@@ -22,14 +22,24 @@ def power(m, sd, effect, level):
         return 1.0
     df, nc = m - 1, math.log1p(effect) * math.sqrt(m) / sd
     crit = scipy.stats.t.ppf(1 - level / 2, df)
-    return float(scipy.stats.nct.sf(crit, df, nc) + scipy.stats.nct.cdf(-crit, df, nc))
+    exact = float(scipy.stats.nct.sf(crit, df, nc) + scipy.stats.nct.cdf(-crit, df, nc))
+    if math.isfinite(exact):
+        return exact
+    # scipy's noncentral t gives NaN far out in its tail (here: power near 1 at large M); the
+    # normal approximation is exact enough there
+    return float(scipy.stats.norm.sf(crit - nc) + scipy.stats.norm.cdf(-crit - nc))
 
 
 def invocations_needed(sd, effect, level, wanted):
-    for m in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
-        if power(m, sd, effect, level) >= wanted:
-            return m
-    return None
+    """The smallest M (from FIRST_LOOK) with `wanted` power, None beyond MAX_INVOCATIONS. Power
+    grows with M, so a bisection: every look of `ab --until-decided` asks this of each row."""
+    if power(MAX_INVOCATIONS, sd, effect, level) < wanted:
+        return None
+    low, high = FIRST_LOOK, MAX_INVOCATIONS
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if power(mid, sd, effect, level) >= wanted else (mid + 1, high)
+    return low
 
 
 def smallest_effect(m, sd, level, wanted):

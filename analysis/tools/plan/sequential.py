@@ -47,6 +47,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from analysis.core import stats
 from analysis.tools.plan.args import FIRST_LOOK
 
 START = FIRST_LOOK      # the first look: Welch's t on 2 means a side has 1-2 df
@@ -153,13 +154,8 @@ def decide_paired(log_ratios, level, threshold):
     """The decision at one look of a paired design: the one-sample t test of the invocations'
     ln(new / base) against 0, and the repeated interval exp(mean +- t sd / sqrt(M))."""
     x = np.asarray(log_ratios, dtype=float)
-    m, mean = x.size, float(x.mean())
-    sd = float(x.std(ddof=1))
-    if sd > 0:
-        p = float(scipy.stats.ttest_1samp(x, 0.0).pvalue)
-        half = float(scipy.stats.t.ppf(1 - level / 2, m - 1)) * sd / math.sqrt(m) if level > 0 else math.inf
-    else:
-        p, half = (0.0 if mean else 1.0), 0.0
+    m = x.size
+    mean, half, p = stats.log_ratio_t(x, level)
     ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
     if p < level and abs(ratio - 1) > threshold:
         return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high)

@@ -188,9 +188,35 @@ def test_a_warmup_run_gets_a_status_every_statistic_skips():
 # cmdrun
 
 
-def cmdrun(*argv, cwd=None):
-    done = subprocess.run([str(REPO / "programs" / "bin" / "cmdrun"), *argv], capture_output=True, text=True, cwd=cwd)
+def cmdrun(*argv, cwd=None, env=None):
+    done = subprocess.run([str(REPO / "programs" / "bin" / "cmdrun"), *argv], capture_output=True, text=True, cwd=cwd,
+                          env=env)
     return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.unit
+def test_cmdrun_runs_a_plain_command_without_the_shell(programs, scratch):
+    """A command of plain words is executed as they are (no sh start-up in its time); anything the
+    shell would read differently (a variable, quotes, a redirection, an assignment, a builtin)
+    still goes through sh. An `sh` first on PATH records every start."""
+    log = scratch / "sh-started"
+    (scratch / "sh").write_text(f"#!/bin/dash\necho \"$2\" >> {log}\nexec /bin/dash \"$@\"\n")
+    (scratch / "sh").chmod(0o755)
+    env = {**os.environ, "PATH": f"{scratch}:{os.environ['PATH']}"}
+    spin = str(REPO / "programs" / "bin" / "spin")
+    plain = [f"{spin} 10", f"{spin}  --version", "spin 10"]
+    shell = [f"{spin} 10 > /dev/null", f'{spin} "10"', "X=1 spin 10", "echo $1", "true", f"{spin} 10; true", "~/x"]
+    env["PATH"] = f"{spin.rsplit('/', 1)[0]}:{env['PATH']}"
+    for command in plain + shell:
+        cmdrun("--", command, "/kit/task", env=env)
+    started = log.read_text().splitlines() if log.exists() else []
+    assert started == shell
+    code, out, _ = cmdrun("--", "echo $0 $1", "/kit/task", env=env)
+    assert code == 0 and out.splitlines()[0] == "sh /kit/task"
+    code, _, err = cmdrun("--", "/nonexistent/prog 1", env=env)
+    assert code == 127 and "cannot execute /nonexistent/prog" in err
+    code, _, err = cmdrun("--", f"{scratch} 1", env=env)
+    assert code == 126 and "Permission denied" in err
 
 
 @pytest.mark.unit

@@ -6,8 +6,10 @@ them from the kit's checkout).
 The command is an option of the run definition, `<option name="--command">./my-build --fast</option>`;
 the module's own options, on the benchmark, a run definition or a task set:
     --cwd DIR          directory the command runs in (default: where benchexec runs)
-    --shell SHELL      the shell that runs it as `SHELL -c COMMAND` (default sh); `none`: split the
-                       command into words (shell quoting rules) and execute it without a shell
+    --shell SHELL      the shell that runs it as `SHELL -c COMMAND` (default sh; under sh a command
+                       of plain words, without quotes, $, globs, redirections or builtins, is
+                       executed directly, as hyperfine -N does); `none`: split the command into
+                       words (shell quoting rules) and execute it without a shell
     --prepare CMD      before each execution, not timed (hyperfine's --prepare; always `sh -c`)
     --repeat K         K executions inside one BenchExec run, timed one by one
     --warmup           the run is a warmup: its status is `warmup` and every statistic skips it

@@ -142,11 +142,12 @@ def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
     powers = [paired_power.power(m, 0.02, 0.03, 0.025) for m in range(3, paired_power.MAX_INVOCATIONS + 1)]
     assert all(math.isfinite(x) for x in powers) and all(b >= a - 1e-6 for a, b in zip(powers, powers[1:]))   # within scipy's noise near 1
     assert a.minutes == pytest.approx(a.invocations * 1.5 / 60)
-    # within the threshold: M where the t interval fits between the change and the threshold
+    # within the threshold: M where the interval of the two one-sided tests (1 - 2 x 0.025) fits
+    # between the change and the threshold
     w = paired_power.advice(0.02, 1.002, 0.025, 0.01, seconds=1.0)
 
     def half(m):
-        return scipy.stats.t.ppf(1 - 0.0125, m - 1) * 0.02 / math.sqrt(m)
+        return scipy.stats.t.ppf(1 - 0.025, m - 1) * 0.02 / math.sqrt(m)
 
     assert w.goal == "within" and half(w.invocations) < math.log(1.01) - math.log(1.002) <= half(w.invocations - 1)
     # more spread: more invocations; beyond reach at all, it says so and what would help

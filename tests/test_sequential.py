@@ -47,6 +47,21 @@ def test_equivalence_decides_no_change_and_a_large_change_stops_early():
 
 
 @pytest.mark.unit
+def test_equivalence_by_two_one_sided_tests_errs_at_the_threshold_as_often_as_alpha():
+    """A change of exactly the threshold is called "~" when the upper one-sided test crosses at
+    some look: about alpha of the runs (a two-sided 1 - c_M interval, as the rule had before, gave
+    half of that: equivalence decided later than it may be)."""
+    rng = np.random.default_rng(13)
+    alpha, top, threshold = 0.05, 6, 0.01
+    at_threshold = np.log1p(threshold) + 0.002 * rng.standard_normal((800, top))
+    decisions = [sequential.run_paired_sequence(x, alpha, threshold, top) for x in at_threshold]
+    wrong = np.mean([d.verdict == "~" for d in decisions])
+    assert 0.03 < wrong <= alpha + 0.015, wrong
+    d = next(d for d in decisions if d.verdict == "~")
+    assert d.confidence == pytest.approx(1 - 2 * d.level) and d.rci_high < 1 + threshold
+
+
+@pytest.mark.unit
 def test_on_real_invocations_the_sequential_rule_holds_alpha_and_decides_no_later_than_the_fixed_design():
     base = list(family.load_groups([RECORDED / "base"], ("cputime",)).values())
     slower = list(family.load_groups([RECORDED / "new"], ("cputime",)).values())

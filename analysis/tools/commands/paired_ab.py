@@ -388,7 +388,7 @@ def verdicts(run, looks, alpha, threshold):
                                        seconds_spent(run) / max(1, run.reruns))
         out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "one-sample t", d.p, d.level,
                               d.ratio, d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, pairs=r.pairs or None,
-                              would_decide=would))
+                              would_decide=would, confidence=d.confidence))
     return out
 
 
@@ -415,8 +415,7 @@ def report(run, rows, alpha, threshold, outdir):
              f"{run.stopped}; {seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
         lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} invocations (change {100 * (v.ratio - 1):+.2f} %, "
-                     f"{v.test} p {v.p:.3g} against {v.level:.3g} at this look, repeated {100 * (1 - v.level):.3g} % CI "
-                     f"{100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %); cost: "
+                     f"{v.test} p {v.p:.3g} against {v.level:.3g} at this look, {v.interval}); cost: "
                      f"{f'{v.pairs} pairs, ' if v.pairs else ''}{v.minutes:.1f} min")
         if v.would_decide:
             lines.append(f"    would decide it: {paired_power.render_advice(v.would_decide, threshold, outdir)}")

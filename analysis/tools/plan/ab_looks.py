@@ -121,13 +121,13 @@ def advice(outdir, row_look, columns, alpha, threshold, power=0.9):
     if abs(change) > threshold:
         goal = "change"
         d = design.design_at(row, row.runs, abs(change), alpha / k, power, threshold, costs.invocation, run_seconds)
-    else:  # equivalence: the interval must fit between the change and the threshold
+    else:  # equivalence: the interval of the two one-sided tests must fit between the change and the threshold
         goal, d = "within", None
         cv = design.cv_of_means(row.cv_between, row.cv_within, row.runs)
-        margin = threshold - abs(change)
+        margin, confidence = threshold - abs(change), 1 - 2 * alpha / k
         for m in range(sequential.START, design.MAX_RERUNS + 1):
-            if design.half_width(cv, m, 1 - alpha / k) < margin:
-                d = design.Design(m, row.runs, float("nan"), float("nan"), design.half_width(cv, m, 1 - alpha / k),
+            if design.half_width(cv, m, confidence) < margin:
+                d = design.Design(m, row.runs, float("nan"), float("nan"), design.half_width(cv, m, confidence),
                                   2 * m * (costs.invocation + row.runs * run_seconds))
                 break
     if d is None:
@@ -151,7 +151,8 @@ def verdicts(run, outdir, looks, columns, alpha, threshold):
         d = r.decision
         out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "Welch", d.p, d.level, d.ratio,
                               d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, runs=r.runs // 2,
-                              would_decide=None if d.decided else advice(outdir, r, columns, alpha, threshold)))
+                              would_decide=None if d.decided else advice(outdir, r, columns, alpha, threshold),
+                              confidence=d.confidence))
     return out
 
 
@@ -161,10 +162,8 @@ def report(run, outdir, rows, alpha, threshold):
              f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; {run.stopped}; "
              f"{seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
-        interval = (f"repeated {100 * (1 - v.level):.3g} % CI {100 * (v.rci_low - 1):+.2f} … {100 * (v.rci_high - 1):+.2f} %"
-                    if v.level > 0 else "no alpha spent at this look yet")
         lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} a side (change {100 * (v.ratio - 1):+.2f} %, Welch p {v.p:.3g} "
-                     f"against {v.level:.3g} at this look, {interval}); cost: {v.invocations} invocations and {v.runs} runs "
+                     f"against {v.level:.3g} at this look, {v.interval}); cost: {v.invocations} invocations and {v.runs} runs "
                      f"a side, {v.minutes:.1f} min")
         if v.would_decide:
             lines.append(f"    would decide it: {render_advice(v.would_decide, threshold, outdir)}")

@@ -56,14 +56,15 @@ def smallest_effect(m, sd, level, wanted):
 def advice(sd, ratio, level, threshold, seconds, wanted=0.9):
     """Advice for a row whose invocations' log ratios spread by `sd`, measured at `ratio`: the M at
     which the one-sample t at `level` calls the measured change (with `wanted` power), or, where the
-    change lies within the threshold, the M at which the t interval fits between it and the threshold."""
+    change lies within the threshold, the M at which the interval of the two one-sided tests (at
+    1 - 2 level) fits between it and the threshold."""
     log_change = abs(math.log(ratio))
     if ratio - 1 > threshold or 1 - ratio > threshold:
         goal, m = "change", invocations_needed(sd, math.expm1(log_change), level, wanted)
     else:
         goal, margin, m = "within", math.log1p(threshold) - log_change, None
         for k in range(FIRST_LOOK, MAX_INVOCATIONS + 1):
-            if scipy.stats.t.ppf(1 - level / 2, k - 1) * sd / math.sqrt(k) < margin:
+            if scipy.stats.t.ppf(1 - level, k - 1) * sd / math.sqrt(k) < margin:   # one-sided: TOST
                 m = k
                 break
     return WouldDecide(goal, ratio - 1, m, (m or MAX_INVOCATIONS) * seconds / 60, wanted, sd=sd)

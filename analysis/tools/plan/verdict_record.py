@@ -31,12 +31,21 @@ class RowVerdict:
     p: float
     level: float                # the look's nominal p threshold
     ratio: float
-    rci_low: float              # repeated confidence interval at 1 - level
+    rci_low: float              # repeated confidence interval at `confidence`
     rci_high: float
     minutes: float              # measuring time up to that look
     pairs: int | None = None    # paired designs: pairs up to that look
     runs: int | None = None     # separate: runs a side up to that look
     would_decide: WouldDecide | None = None
+    confidence: float = 0.0     # 1 - level; 1 - 2 level for "~" (two one-sided tests)
+
+    @property
+    def interval(self):
+        """The repeated interval as text ("no alpha spent" before the first look that may decide)."""
+        if not self.level > 0:
+            return "no alpha spent at this look yet"
+        return (f"repeated {100 * self.confidence:.3g} % CI {100 * (self.rci_low - 1):+.2f} … "
+                f"{100 * (self.rci_high - 1):+.2f} %")
 
     @property
     def decided(self):

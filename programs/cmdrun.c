@@ -107,8 +107,9 @@ static const char *const SH_WORDS[] = {
 /* The words of a command that sh would only split at blanks and exec (no quote, variable, glob,
  * redirection, operator, assignment or builtin: letters, digits and - _ . / , : @ % + = ^ only),
  * NULL-terminated; NULL when the shell is needed or out of memory. Run directly, as make runs
- * such a recipe line, a command is timed without sh's start-up: 1.2 ms of CPU an execution here,
- * 7 % of a 20 ms command, which dilutes a change of the command by as much and adds sh's noise. */
+ * such a recipe line, a command is timed without sh's start-up (1.2 ms of CPU an execution on the
+ * development VM, 7 % of a 20 ms command), which dilutes a change of the command by as much and
+ * adds sh's own noise. */
 static char **plain_words(const char *command)
 {
     size_t n = 0;

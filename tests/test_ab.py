@@ -11,7 +11,7 @@ import time
 import pytest
 
 from analysis.core.tasks import write_repetitions
-from analysis.tools import ab
+from analysis.tools import ab, ab_blocks
 from tests.helpers import REPO
 
 DEFINITION = """<?xml version="1.0"?>
@@ -129,6 +129,19 @@ def test_ab_finds_a_heavier_input_slower_and_stops_when_the_ci_is_narrow(program
     assert verdict.startswith("verdict: regression: ") and "cputime slower" in verdict and verdict.endswith("(exit 1)")
 
 
+@pytest.mark.benchexec
+def test_ab_of_definitions_takes_paths_relative_to_where_it_runs(programs, scratch):
+    """benchexec runs in the kit's checkout; a relative --output, like the definitions, is the user's."""
+    definitions(scratch, runs=1)
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", "base.xml", "new.xml", "--reruns", "2",
+                           "--output", "rel", "--column", "cputime"], cwd=scratch, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"results in {scratch / 'rel'}" in done.stderr
+    assert len(list((scratch / "rel").glob("blocks.rerun*.results.base.runexec.x.xml.bz2"))) == 2
+    assert not (REPO / "rel").exists()
+
+
 @pytest.mark.unit
 def test_the_verdict_line_of_definitions_names_the_regressing_rows():
     from analysis.tools.compare import repeated
@@ -147,12 +160,22 @@ def test_the_verdict_line_of_definitions_names_the_regressing_rows():
 
 
 @pytest.mark.unit
-def test_the_order_within_reruns_is_a_seeded_shuffle():
+def test_the_order_within_reruns_is_seeded_and_opposite_in_every_couple():
     run = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
     for rerun in range(1, 21):
         run.plan(rerun)
     orders = ["".join(s.condition[0] for s in run.steps if s.rerun == k) for k in range(1, 21)]
-    assert set(orders) == {"bn", "nb"}   # both orders occur
+    assert all(orders[k + 1] == orders[k][::-1] for k in range(0, 20, 2))   # base first in half the reruns
+    assert len(set(orders[0::2])) == 2   # the couples' first orders are drawn, not fixed
+    blocks = ab_blocks.BlocksRun("b.xml", "n.xml", ["x", "y"], seed=3, reruns=0)
+    for rerun in range(1, 5):
+        blocks.plan(rerun)
+    assert blocks.steps[1].order == blocks.steps[0].order[::-1] and blocks.steps[3].order == blocks.steps[2].order[::-1]
+    assert sorted(blocks.steps[0].order) == ["base.x", "base.y", "new.x", "new.y"]
+    chunked = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0, chunks=4)
+    chunked.plan(1)
+    firsts = [s.condition for s in chunked.steps[0::2]]
+    assert firsts.count("base") == 2 and firsts[1] != firsts[0]
     again = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
     for rerun in range(1, 21):
         again.plan(rerun)

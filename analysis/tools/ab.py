@@ -26,11 +26,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from lxml import etree
 
 from analysis.core.errors import UserError
-from analysis.core import paths
+from analysis.core import orders, paths
 from analysis.sweep import lint, runner, steps_loop
 from analysis.tools import ab_blocks, ab_chunks
 from analysis.sweep.load import load_tables
@@ -73,15 +72,16 @@ class ABRun(StepsRecord):
     chunks: int = 1              # >1: base and new alternate over chunks of the task set (analysis.tools.ab_chunks)
 
     def plan(self, rerun):
-        """The two invocations of one rerun, in the order a seeded shuffle gives it; in chunks,
-        both sides' chunk 1, then chunk 2, ..., each chunk's two in an order of its own."""
+        """The two invocations of one rerun, in seeded orders that alternate over couples of reruns
+        (analysis.core.orders); in chunks, both sides' chunk 1, then chunk 2, ..., the chunks'
+        orders alternating within the rerun (base first in half of them)."""
         if self.chunks <= 1:
-            order = np.random.default_rng([self.seed, rerun]).permutation(len(SIDES))
+            order = orders.couple_order(len(SIDES), self.seed, rerun)
             self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
                            for i in order]
             return
         for chunk in range(1, self.chunks + 1):
-            order = np.random.default_rng([self.seed, rerun, chunk]).permutation(len(SIDES))
+            order = orders.couple_order(len(SIDES), self.seed, chunk, rerun)
             self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}-chunk{chunk}",
                                 condition=SIDES[i], chunk=chunk, benchexec_args=["--results-per-taskset"])
                            for i in order]   # a file per task set in every chunk: they merge one to one
@@ -335,7 +335,7 @@ def run(args):
     if ab_input.applies(args):
         return ab_input.run(args, sys.modules[__name__])
     if args.resume:
-        outdir = args.output or _latest()
+        outdir = Path(args.output or _latest()).resolve()   # benchexec runs in the kit's checkout
         steps_loop.hold(outdir)
         if (Path(outdir) / ab_blocks.MANIFEST).exists():
             return _run_blocks(ab_blocks.BlocksRun.load(outdir), outdir, args, "")
@@ -347,7 +347,7 @@ def run(args):
         reruns = reruns_to_start(args)
         where = paths.user_results()
         note = "" if args.output else where.note()
-        outdir = args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        outdir = Path(args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")).resolve()
         blocks_run = _start_blocks(args, outdir, reruns)
         if blocks_run is not None:
             return _run_blocks(blocks_run, outdir, args, note)

@@ -5,7 +5,7 @@ Two benchmark definitions that use the same tool-info module and the same limits
 benchexec invocation: the kit merges them into one definition, DIR/blocks.xml, whose run
 definitions are `base.NAME` and `new.NAME` for every run definition NAME both have (each carrying
 its side's benchmark-level options and task sets, paths made absolute), and runs it M times, the
-run definitions in an order drawn per invocation from the seed. Each invocation's ratio of new to
+run definitions in seeded orders that alternate over couples of invocations (analysis.core.orders). Each invocation's ratio of new to
 base, per run definition and column, is its observation (analysis.tools.compare.blocks): the
 machine's drift between invocations moves both sides of it together. Definitions that cannot
 share an invocation (two tools, other limits) run under the separate design, chunk by chunk of
@@ -16,9 +16,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from lxml import etree
 
+from analysis.core import orders
 from analysis.core.errors import UserError
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
@@ -115,7 +115,7 @@ class BlocksRun(StepsRecord):
         return [f"{side}.{name}" for name in self.names for side in SIDES]
 
     def plan(self, rerun):
-        order = [self.rundefinitions[i] for i in np.random.default_rng([self.seed, rerun]).permutation(len(self.rundefinitions))]
+        order = [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
         self.steps.append(Step(load=self.background, rerun=rerun, name=f"rerun{rerun}", condition="blocks", order=order))
 
 
@@ -172,9 +172,9 @@ class _Count:
 
 
 def summary(run):
-    orders = " ".join("".join(n.split(".")[0][0].upper() for n in s.order) for s in run.steps)
-    text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions in an order drawn "
-            f"per invocation (seed {run.seed}: {orders}); an invocation's ratio of new to base cancels what the machine "
+    drawn = " ".join("".join(n.split(".")[0][0].upper() for n in s.order) for s in run.steps)
+    text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions in seeded orders, "
+            f"opposite in every other invocation (seed {run.seed}: {drawn}); an invocation's ratio of new to base cancels what the machine "
             "did to both, and the t interval over the invocations' log ratios keeps the invocation as the unit")
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""

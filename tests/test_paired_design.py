@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 import scipy.stats
+from lxml import etree
 
 from analysis.sweep import lint
 from analysis.tools.calibrate import paired as paired_calibration
@@ -315,6 +316,20 @@ def test_definitions_of_one_tool_and_limits_merge_and_others_say_why_not(scratch
     text = merged.read_text()
     assert '<rundefinition name="base.runexec">' in text and '<rundefinition name="new.runexec">' in text
     assert "base/tasks/*.yml" in text and "new/tasks/*.yml" in text and lint.check([merged]) == []
+    # task sets that can be cut: a run definition per side and chunk, each naming its part of the tasks
+    assert ab_blocks.chunks_of(copies) == 2
+    merged = ab_blocks.merge(copies, ["runexec"], scratch / "chunked.xml", chunks=2)
+    root = etree.parse(str(merged)).getroot()
+    names = [r.get("name") for r in root.findall("rundefinition")]
+    assert names == ["base.runexec.chunk1", "base.runexec.chunk2", "new.runexec.chunk1", "new.runexec.chunk2"]
+    tasks = {r.get("name"): [i.text.rsplit("/", 2)[-2:] for i in r.iter("include")] for r in root.findall("rundefinition")}
+    assert tasks["base.runexec.chunk1"] == [["tasks", "x.r001.yml"]] and tasks["new.runexec.chunk2"] == [["tasks", "x.r002.yml"]]
+    assert all("/base/" in i.text for i in root.find("rundefinition").iter("include")) and lint.check([merged]) == []
+    run = ab_blocks.BlocksRun("b.xml", "n.xml", ["runexec"], seed=1, reruns=0, chunks=2)
+    run.plan(1)
+    run.plan(2)
+    sides = ["".join(n[0] for n in s.order) for s in run.steps]
+    assert sides[0] in ("bnnb", "nbbn") and sides[1] == sides[0].translate(str.maketrans("bn", "nb"))
 
 
 @pytest.mark.timing
@@ -329,7 +344,9 @@ def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scra
     assert code == 1 and row["unit"] == "pair" and row["verdict"] == "slower" and 1.5 < row["ratio"] < 2.5, text
     assert data["ab"]["design"] == "blocks" and row["reruns_base"] == 3 and row["n_base"] == 9
     manifest = json.loads((scratch / "ab" / "blocks.json").read_text())
-    assert [len(s["order"]) for s in manifest["steps"]] == [2, 2, 2]
+    assert manifest["chunks"] == 3 and [len(s["order"]) for s in manifest["steps"]] == [6, 6, 6]   # 3 tasks: 3 chunks a side
+    assert [s["order"][0].split(".")[0] for s in manifest["steps"][:2]] in (["base", "new"], ["new", "base"])
+    assert "their task sets in 3 chunks" in data["ab"]["summary"]
     assert lint.check([scratch / "ab" / "blocks.xml"]) == []
     (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
     code, text = timekit("ab", base, scratch / "other.xml", "--reruns", "2", "--output", scratch / "sep", cwd=REPO)

@@ -5,7 +5,12 @@ Two benchmark definitions that use the same tool-info module and the same limits
 benchexec invocation: the kit merges them into one definition, DIR/blocks.xml, whose run
 definitions are `base.NAME` and `new.NAME` for every run definition NAME both have (each carrying
 its side's benchmark-level options and task sets, paths made absolute), and runs it M times, the
-run definitions in seeded orders that alternate over couples of invocations (analysis.core.orders). Each invocation's ratio of new to
+run definitions in seeded orders that alternate over couples of invocations (analysis.core.orders).
+Where both sides' task sets can be cut (analysis.tools.ab_chunks), each run definition is split
+into `base.NAME.chunkC` and `new.NAME.chunkC`, C = 1..4, each naming a quarter of the tasks, and
+an invocation runs chunk 1 of both sides, then chunk 2 in the opposite order, and so on (B N | N
+B | B N | N B): a task of base and the same task of new run seconds apart, not a whole task set
+apart, and a drift linear over the invocation cancels within it. Each invocation's ratio of new to
 base, per run definition and column, is its observation (analysis.tools.compare.blocks): the
 machine's drift between invocations moves both sides of it together. Definitions that cannot
 share an invocation (two tools, other limits) run under the separate design, chunk by chunk of
@@ -21,6 +26,7 @@ from lxml import etree
 from analysis.core import orders
 from analysis.core.errors import UserError
 from analysis.sweep import lint, runner, steps_loop
+from analysis.tools import ab_chunks
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 
 MANIFEST = "blocks.json"
@@ -48,8 +54,15 @@ def why_not_mergeable(base, new):
     return ""
 
 
-def merge(copies, names, out):
-    """One definition holding both sides: `copies` {side: its copy with absolute paths}."""
+def chunks_of(copies):
+    """How many chunks both sides' task sets take (1: not chunked)."""
+    counts = [ab_chunks.count(path) for path in copies.values()]
+    return min(counts) if min(counts) > 1 else 1
+
+
+def merge(copies, names, out, chunks=1):
+    """One definition holding both sides: `copies` {side: its copy with absolute paths}; with
+    chunks > 1 a run definition per side, name and chunk of the task set."""
     trees = {side: etree.parse(str(path), _PARSER) for side, path in copies.items()}
     base_root = trees["base"].getroot()
     root = etree.Element("benchmark", {k: v for k, v in base_root.attrib.items() if k in SHARED_ATTRIBUTES})
@@ -59,12 +72,20 @@ def merge(copies, names, out):
         side_root = trees[side].getroot()
         shared = [e for e in side_root if e.tag in ("option", "propertyfile", "requiredfiles")]
         tasks = side_root.findall("tasks")
+        parts = ab_chunks.slices(ab_chunks.task_files(copies[side]), chunks) if chunks > 1 else [None]
         for rundefinition in side_root.findall("rundefinition"):
             if rundefinition.get("name") not in names:
                 continue
-            merged = etree.SubElement(root, "rundefinition", name=f"{side}.{rundefinition.get('name')}")
-            for element in [*shared, *rundefinition, *tasks]:
-                merged.append(_copy(element))
+            for c, part in enumerate(parts, start=1):
+                name = f"{side}.{rundefinition.get('name')}" + (f".chunk{c}" if part is not None else "")
+                merged = etree.SubElement(root, "rundefinition", name=name)
+                for element in [*shared, *rundefinition]:
+                    merged.append(_copy(element))
+                for k, element in enumerate(tasks):
+                    if part is None:
+                        merged.append(_copy(element))
+                    elif k in part:
+                        merged.append(ab_chunks.restricted(element, part[k]))
     columns = etree.SubElement(root, "columns")
     titles = []
     for side in SIDES:
@@ -109,13 +130,21 @@ class BlocksRun(StepsRecord):
     tasksets: list = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
     design: str = "blocks"
+    chunks: int = 1              # >1: each side's task set in that many chunks, alternating within an invocation
 
     @property
     def rundefinitions(self):
+        if self.chunks > 1:
+            return [f"{side}.{name}.chunk{c}" for c in range(1, self.chunks + 1) for name in self.names for side in SIDES]
         return [f"{side}.{name}" for name in self.names for side in SIDES]
 
     def plan(self, rerun):
-        order = [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
+        if self.chunks > 1:   # B N | N B | ...: the invocation's first side from the seed, in couples
+            first = [SIDES[i] for i in orders.couple_order(len(SIDES), self.seed, rerun)]
+            order = [f"{side}.{name}.chunk{c}" for c in range(1, self.chunks + 1) for name in self.names
+                     for side in (first if c % 2 else first[::-1])]
+        else:
+            order = [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
         self.steps.append(Step(load=self.background, rerun=rerun, name=f"rerun{rerun}", condition="blocks", order=order))
 
 
@@ -138,10 +167,11 @@ def start(base, new, outdir, names, plan):
                                      task_dir=folder / "tasks")
         copies[side] = runner.write_sweep_benchmark(side_experiment, 1, folder)
         (folder / "tasks").rmdir()
-    lint.require_valid([merge(copies, names, outdir / DEFINITION)])
+    chunks = chunks_of(copies)
+    lint.require_valid([merge(copies, names, outdir / DEFINITION, chunks)])
     run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), plan["seed"], plan["reruns"],
                     max(plan["max_reruns"], plan["reruns"]), plan["until"], background=plan["load"],
-                    container=plan["container"], created=now())
+                    container=plan["container"], created=now(), chunks=chunks)
     for rerun in range(1, run.reruns + 1):
         run.plan(rerun)
     run.save(outdir)
@@ -173,8 +203,10 @@ class _Count:
 
 def summary(run):
     drawn = " ".join("".join(n.split(".")[0][0].upper() for n in s.order) for s in run.steps)
-    text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions in seeded orders, "
-            f"opposite in every other invocation (seed {run.seed}: {drawn}); an invocation's ratio of new to base cancels what the machine "
+    held = (f"their task sets in {run.chunks} chunks, the sides' order alternating from chunk to chunk and opposite in "
+            "every other invocation" if run.chunks > 1 else "in seeded orders, opposite in every other invocation")
+    text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions, {held} "
+            f"(seed {run.seed}: {drawn}); an invocation's ratio of new to base cancels what the machine "
             "did to both, and the t interval over the invocations' log ratios keeps the invocation as the unit")
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""

@@ -13,8 +13,9 @@ into the one result file a whole invocation would have written, in DIR/SIDE/: co
 and the plan read those as they read any rerun, and the rerun stays the unit.
 
 The task files come from BenchExec's own expansion of <include>, <includesfile>, <exclude> and
-<excludesfile> (benchexec.model.RunSet.get_task_def_files_from_xml); a pattern with a variable
-(${...}) is left to BenchExec, and the definition is not chunked.
+<excludesfile> (benchexec.model.RunSet.get_task_def_files_from_xml), followed, as BenchExec runs
+them, by the <withoutfile> tasks; a pattern with a variable (${...}) is left to BenchExec, and the
+definition is not chunked.
 """
 
 from __future__ import annotations
@@ -28,8 +29,13 @@ from lxml import etree
 
 CHUNKS = 4            # chunks a rerun, where the task set has as many tasks
 SELECTORS = ("include", "includesfile", "exclude", "excludesfile")
+WITHOUT_FILE = "withoutfile"
 _PARSER = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False, remove_blank_text=True)
 _RESULT = re.compile(r"^(?P<stem>.+?)\.(?P<step>[^.]+)\.(?P<date>\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)\.results\.(?P<rest>.+)$")
+
+
+class Withoutfile(str):
+    """A task without a file (<withoutfile>): its identifier, told apart from a task file's path."""
 
 
 class _Patterns:
@@ -42,8 +48,9 @@ class _Patterns:
 
 
 def task_files(definition):
-    """[(tasks element index, [task files])] of a definition whose paths are absolute (a side's
-    copy), in document order; None where a selector holds a variable (BenchExec's to expand)."""
+    """[(tasks element index, [task files, then Withoutfile identifiers])] of a definition whose
+    paths are absolute (a side's copy), in document order; None where a selector holds a variable
+    (BenchExec's to expand)."""
     from benchexec.model import RunSet
 
     root = etree.parse(str(definition), _PARSER).getroot()
@@ -51,8 +58,22 @@ def task_files(definition):
     for k, tasks in enumerate(root.iter("tasks")):
         if any("${" in (e.text or "") for e in tasks if e.tag in SELECTORS):
             return None
-        out.append((k, RunSet.get_task_def_files_from_xml(_Patterns(), tasks, os.path.dirname(str(definition)))))
+        files = RunSet.get_task_def_files_from_xml(_Patterns(), tasks, os.path.dirname(str(definition)))
+        out.append((k, [*files, *(Withoutfile(e.text) for e in tasks.findall(WITHOUT_FILE))]))
     return out
+
+
+def restricted(tasks, entries):
+    """A copy of a <tasks> element that names only `entries` (task_files' items) and keeps its
+    other children (options, property files)."""
+    copy = etree.fromstring(etree.tostring(tasks))
+    for element in [e for e in copy if e.tag in (*SELECTORS, WITHOUT_FILE)]:
+        copy.remove(element)
+    for position, entry in enumerate(entries):
+        element = etree.Element(WITHOUT_FILE if isinstance(entry, Withoutfile) else "include")
+        element.text = str(entry) if isinstance(entry, Withoutfile) else str(Path(entry).resolve())
+        copy.insert(position, element)
+    return copy
 
 
 def count(definition, wanted=CHUNKS):
@@ -90,15 +111,9 @@ def write(definition, chunks, directory):
     for c, chunk in enumerate(parts, start=1):
         tree = etree.parse(str(definition), _PARSER)
         for k, tasks in reversed(list(enumerate(tree.getroot().iter("tasks")))):
-            if k not in chunk:
-                tasks.getparent().remove(tasks)
-                continue
-            for element in [e for e in tasks if e.tag in SELECTORS]:
-                tasks.remove(element)
-            for position, f in enumerate(chunk[k]):
-                include = etree.Element("include")
-                include.text = str(Path(f).resolve())
-                tasks.insert(position, include)
+            if k in chunk:
+                tasks.addprevious(restricted(tasks, chunk[k]))
+            tasks.getparent().remove(tasks)
         etree.indent(tree.getroot(), space="  ")
         path = directory / f"{Path(definition).stem}.chunk{c}.xml"
         path.write_text(etree.tostring(tree, xml_declaration=True, encoding="UTF-8", doctype=tree.docinfo.doctype,

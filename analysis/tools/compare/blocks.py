@@ -13,6 +13,7 @@ log ratios: the first says how many pairs an invocation needs, the second how ma
 """
 
 import math
+import re
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from analysis.tools.commands import executions
 from analysis.tools.compare.repeated import Result, Row, _judged
 
 UNIT = "pair"
+CHUNK_SUFFIX = re.compile(r"\.chunk\d+$")
 
 
 def invocation_log_ratios(invocations, column):
@@ -136,6 +138,7 @@ def _side_values(tables, name, column):
     found = {"base": {}, "new": {}}
     for table in tables:
         side, _, rundefinition = table.rundefinition.partition(".")
+        rundefinition = CHUNK_SUFFIX.sub("", rundefinition)   # a chunk of the task set (analysis.tools.ab_blocks)
         if rundefinition != name or side not in found or column not in table.columns:
             continue
         usable = validity.of_column(table, column, table.valid()).usable

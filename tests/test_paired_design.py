@@ -381,3 +381,16 @@ def test_bench_with_repeat_keeps_every_execution(programs, scratch):
     assert code == 0, text
     [entry] = json.loads((scratch / "b.json").read_text())["results"]
     assert len(entry["times"]) == 12 and entry["reruns"] == 2 and "12 runs in 2 invocations" in text
+
+
+@pytest.mark.unit
+def test_the_method_line_says_how_each_kind_of_paired_row_was_formed():
+    from analysis.tools.compare import blocks, repeated
+
+    logs, ones = np.log([1.01, 0.99, 1.02]), np.ones(3)
+    merged = blocks.row_of("pi", repeated.MERGED_INPUTS, "cputime", logs, ones, ones)
+    commands = blocks.row_of("command", "run", "cputime", logs, ones, ones)
+    assert "mean over the inputs" in repeated.legend([merged], 0.05, 0.02)
+    assert "median" not in repeated.legend([merged], 0.05, 0.02)
+    assert "median ln(new / base)" in repeated.legend([commands], 0.05, 0.02)
+    assert "mean over the inputs" not in repeated.legend([commands], 0.05, 0.02)

@@ -19,7 +19,7 @@ import numpy as np
 
 from analysis.core import stats
 from analysis.tools.commands import executions
-from analysis.tools.compare.repeated import Result, Row, _judged
+from analysis.tools.compare.repeated import MERGED_INPUTS, Result, Row, _judged
 
 UNIT = "pair"
 CHUNK_SUFFIX = re.compile(r"\.chunk\d+$")
@@ -110,7 +110,7 @@ def definition_rows(tables, names, columns, alpha, threshold):
                 logs.append(float(np.mean([math.log(np.mean(sides["new"][i]) / np.mean(sides["base"][i])) for i in common])))
                 a += [v for i in common for v in sides["base"][i]]
                 b += [v for i in common for v in sides["new"][i]]
-        return (row_of(name, "all inputs", column, np.array(logs), np.array(a), np.array(b)),
+        return (row_of(name, MERGED_INPUTS, column, np.array(logs), np.array(a), np.array(b)),
                 f"{len(logs)} invocation(s) with valid runs on both sides, 2+ needed")
 
     return _result(columns, names, row_or_reason, alpha, threshold)

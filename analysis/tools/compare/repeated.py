@@ -26,6 +26,8 @@ from analysis.core import fmt, stats, validity
 from analysis.core.tasks import input_of
 from analysis.tools.compare import reruns, task_sets
 
+MERGED_INPUTS = "all inputs"   # the input of a row of two definitions merged (analysis.tools.compare.blocks)
+
 DEFAULT_COLUMNS = ("cputime", "walltime")
 MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
@@ -253,11 +255,17 @@ def legend(rows, alpha, threshold):
                  "Welch t on the per-invocation log geometric means (M a side) with its t interval as the 95 % CI; "
                  "'between reruns': share of the invocation level in a two-way ANOVA of the log values (invocations "
                  "x tasks, crossed). --per-task gives a row per task instead.")
-    if "pair" in units:
+    paired = [r for r in rows if r.unit == "pair"]
+    interval = ("95 % CI: t interval over the M invocations (df M - 1); p: one-sample t test of those M log ratios "
+                "against 0 (the invocation is the unit), Holm over the rows.")
+    if any(r.input != MERGED_INPUTS for r in paired):
         text += (" Rows of unit 'pair' (a paired design: base and new in every invocation, timed execution by execution "
                  "by cmdrun): change = exp of the mean over invocations of each invocation's median ln(new / base) over its "
-                 "pairs; 95 % CI: t interval over the M invocations (df M - 1); p: one-sample t test of those M log "
-                 "ratios against 0 (the invocation is the unit), Holm over the rows.")
+                 "pairs; " + interval)
+    if any(r.input == MERGED_INPUTS for r in paired):
+        text += (f" Rows of unit 'pair' over '{MERGED_INPUTS}' (two definitions merged into every invocation): change = "
+                 "exp of the mean over invocations of each invocation's mean over the inputs both sides measured of "
+                 "ln(mean new / mean base); " + interval)
     if "run" in units:
         text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
                  f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")

@@ -20,7 +20,8 @@ def files(directory):
     return sorted((REPO / directory).glob("*.xml"))
 
 
-@pytest.mark.parametrize("kind,directory", [("benchmark", "benchmark-defs"), ("table", "table-configs")])
+@pytest.mark.parametrize("kind,directory", [("benchmark", "benchmark-defs"), ("table", "table-configs"),
+                                            ("benchmark", "benchmarks")])
 def test_every_file_is_valid(kind, directory):
     checker = dtd(kind)
     assert files(directory), f"no XML files in {directory}"

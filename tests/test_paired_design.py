@@ -394,3 +394,5 @@ def test_the_method_line_says_how_each_kind_of_paired_row_was_formed():
     assert "median" not in repeated.legend([merged], 0.05, 0.02)
     assert "median ln(new / base)" in repeated.legend([commands], 0.05, 0.02)
     assert "mean over the inputs" not in repeated.legend([commands], 0.05, 0.02)
+    header = repeated.render(repeated.Result([merged, commands], []), "text", 0.05, 0.02).splitlines()[0]
+    assert repeated.PAIRED_P in header and "Welch" not in header

@@ -219,6 +219,7 @@ def exit_code(result):
 
 HEADER = ["run definition", "input", "column", "reruns", "n base", "n new", "left out", "base mean", "new mean",
           "change", "95 % CI", "Welch p (Holm)", "Mann-Whitney p", "between reruns", "verdict"]
+PAIRED_P = "t p (Holm)"   # the p column where every row is paired: a one-sample t test, not Welch's
 
 
 def _left_out_cell(r):
@@ -288,7 +289,8 @@ def render(result, fmt, alpha, threshold, labels=None):
     # the limitation first, where a reader of a CI log sees it
     first = (f"{single} of {len(rows)} rows have one invocation on a side ({ONE_INVOCATION}); run 2+ reruns "
              "per side (timekit ab) to have it measured.\n\n") if single else ""
-    table = [HEADER] + [_cells(r, labels) for r in rows]
+    header = HEADER if any(r.unit != "pair" for r in rows) else [PAIRED_P if h == HEADER[11] else h for h in HEADER]
+    table = [header] + [_cells(r, labels) for r in rows]
     if fmt == "markdown":
         lines = ["| " + " | ".join(row) + " |" for row in table]
         lines.insert(1, "|" + "---|" * len(HEADER))

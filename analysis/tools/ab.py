@@ -3,9 +3,9 @@
 rerun-aware compare.
 
 Comparing yesterday's invocation with today's mixes the change with whatever the machine did in
-between. Here every rerun runs both sides, one benchexec invocation each, back to back in an
-order drawn per rerun (a seeded shuffle, recorded), so a slow stretch of the machine hits base and
-new alike, and the rerun-level test sees how much the mean moves between invocations.
+between. Here every rerun runs both sides, one benchexec invocation each, back to back in seeded
+orders that are opposite in every other rerun (analysis.core.orders, recorded), so a slow stretch
+of the machine hits base and new alike, and the rerun-level test sees how much the mean moves between invocations.
 
 BASE and NEW are benchmark definitions whose run definitions and tasks have the same names (e.g.
 the same definition with another tool version, option or input file under the same task name):

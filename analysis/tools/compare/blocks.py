@@ -22,7 +22,7 @@ from analysis.tools.commands import executions
 from analysis.tools.compare.repeated import MERGED_INPUTS, Result, Row, _judged
 
 UNIT = "pair"
-CHUNK_SUFFIX = re.compile(r"\.chunk\d+$")
+CHUNK = r"\.chunk\d+"   # the suffix of a run definition's chunk of the task set (analysis.tools.ab_blocks)
 
 
 def invocation_log_ratios(invocations, column):
@@ -138,8 +138,8 @@ def _side_values(tables, name, column):
     found = {"base": {}, "new": {}}
     for table in tables:
         side, _, rundefinition = table.rundefinition.partition(".")
-        rundefinition = CHUNK_SUFFIX.sub("", rundefinition)   # a chunk of the task set (analysis.tools.ab_blocks)
-        if rundefinition != name or side not in found or column not in table.columns:
+        ours = rundefinition == name or re.fullmatch(re.escape(name) + CHUNK, rundefinition)   # or a chunk of it (ab_blocks)
+        if not ours or side not in found or column not in table.columns:
             continue
         usable = validity.of_column(table, column, table.valid()).usable
         for task, value, ok in zip(table.tasks.tolist(), table.columns[column].tolist(), usable.tolist()):

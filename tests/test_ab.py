@@ -136,7 +136,7 @@ def test_ab_of_definitions_takes_paths_relative_to_where_it_runs(programs, scrat
     done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", "base.xml", "new.xml", "--reruns", "2",
                            "--output", "rel", "--column", "cputime"], cwd=scratch, capture_output=True, text=True,
                           timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in (0, 1) and "timekit: error" not in done.stderr, done.stderr   # an A/A: a verdict, no error
     assert f"results in {scratch / 'rel'}" in done.stderr
     assert len(list((scratch / "rel").glob("blocks.rerun*.results.base.runexec.x.xml.bz2"))) == 2
     assert not (REPO / "rel").exists()

@@ -254,13 +254,13 @@ def _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task=Fals
 
 
 def summary(run):
-    orders = {}
+    drawn = {}
     for step in run.steps:
-        orders.setdefault(step.rerun, []).append(step.condition[0].upper())
-    chunked = (f", in {run.chunks} chunks of the task set: both sides' chunk 1, then chunk 2, ..., each chunk's two in "
-               "an order of its own, so a task of base and the same task of new run seconds apart" if run.chunks > 1 else "")
-    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in a seeded random order per rerun{chunked} "
-            f"(seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(orders.items()))})")
+        drawn.setdefault(step.rerun, []).append(step.condition[0].upper())
+    chunked = (f", in {run.chunks} chunks of the task set: both sides' chunk 1, then chunk 2 in the opposite order, "
+               "..., so a task of base and the same task of new run seconds apart" if run.chunks > 1 else "")
+    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in seeded orders, opposite in every other "
+            f"rerun{chunked} (seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(drawn.items()))})")
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
     return text + (f"; {run.stopped}" if run.stopped else "")
@@ -284,7 +284,8 @@ def add_parser(commands, positive_int, probability):
     parser = commands.add_parser(
         "ab", help="run two benchmark definitions (or shell commands) in alternation, M reruns each, then compare them by rerun",
         description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
-        "as one benchexec invocation each per rerun, in a seeded random order per rerun, with --load background "
+        "in M benchexec invocations, by default each holding both (the blocks design; two tools or limits: an "
+        "invocation a side, alternating chunk by chunk), in seeded orders opposite in every other one, with --load background "
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
         "significant slowdown beyond --threshold, 3 when nothing was compared, 2 on bad input, 0 otherwise). Interrupted runs keep every finished "
         "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "

@@ -89,7 +89,7 @@ def count(definition, wanted=CHUNKS):
 
 
 def slices(found, chunks):
-    """[{tasks element index: [files]}] per chunk: the task list in document order, cut into
+    """[{tasks element index: [task_files' items]}] per chunk: the task list in document order, cut into
     `chunks` runs of consecutive tasks of nearly one size."""
     flat = [(k, f) for k, files in found for f in files]
     out = []

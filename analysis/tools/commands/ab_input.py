@@ -284,7 +284,7 @@ def _sides(pair, run, directory, rows, options, ab):
         return base, new, figures_mod.benchexec_cost(found, batch), summary, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
-    why = ("design: separate: base and new in invocations of their own, a seeded random order per rerun; the rerun is "
+    why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
            "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
     return base, new, cost, why + ab.summary(run), ab.machines_warning(directory)
 

@@ -347,7 +347,10 @@ def _nearest_decision(run, looks, alpha, threshold):
 def _forecast(run, nearest):
     """What the progress line says of the spread: a decision near, or out of this run's reach."""
     if nearest is None:
-        return " (at this spread, beyond 200 invocations: likely to end undecided)" if run.reruns >= 3 else ""
+        from analysis.tools.plan.paired_power import MAX_INVOCATIONS
+
+        return (f" (at this spread, beyond {MAX_INVOCATIONS} invocations: likely to end undecided)"
+                if run.reruns >= 3 else "")
     if nearest > run.max_reruns:
         return f" (at this spread about M = {nearest} would decide it, beyond M_max = {run.max_reruns}: likely to end undecided)"
     return f" (at this spread about M = {max(nearest, run.reruns + 1)} would decide it)"

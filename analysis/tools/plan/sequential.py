@@ -130,8 +130,7 @@ def decide(base_means, new_means, level, threshold):
     p = float(test.pvalue) if math.isfinite(test.pvalue) else 1.0
     if p < level and abs(ratio - 1) > threshold:
         return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level)
-    if half > 0 and math.isfinite(half):
-        half *= float(scipy.stats.t.ppf(1 - level, test.df) / scipy.stats.t.ppf(1 - level / 2, test.df))
+    half = _one_sided(half, level, test.df)
     if 1 - threshold < ratio - half and ratio + half < 1 + threshold:
         return Decision("~", True, m, p, level, ratio, ratio - half, ratio + half, 1 - 2 * level)
     return Decision("", False, m, p, level, ratio, low, high, 1 - level)
@@ -148,6 +147,14 @@ def run_sequence(base_means, new_means, alpha, threshold, max_reruns, start=STAR
         if decision.decided:
             break
     return decision
+
+
+def _one_sided(half, level, df):
+    """The half-width of the two one-sided tests' interval (1 - 2 level) from that of the
+    two-sided one at 1 - level (t quantiles with df degrees of freedom)."""
+    if not (half > 0 and math.isfinite(half)):
+        return half
+    return half * float(scipy.stats.t.ppf(1 - level, df) / scipy.stats.t.ppf(1 - level / 2, df))
 
 
 def _one_sample_p(x):
@@ -168,7 +175,7 @@ def decide_paired(log_ratios, level, threshold):
     ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
     if p < level and abs(ratio - 1) > threshold:
         return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level)
-    _, half, _ = stats.log_ratio_t(x, 2 * level)
+    half = _one_sided(half, level, m - 1)
     if 1 - threshold < math.exp(mean - half) and math.exp(mean + half) < 1 + threshold:
         return Decision("~", True, m, p, level, ratio, math.exp(mean - half), math.exp(mean + half), 1 - 2 * level)
     return Decision("", False, m, p, level, ratio, low, high, 1 - level)

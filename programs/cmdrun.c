@@ -1,10 +1,10 @@
 /*
  * cmdrun: runs one benchmarked command for tool_info.command (`timekit bench`, `timekit ab 'CMD' 'CMD'`),
- * or a pair of commands timed together (`timekit ab` with blocks or duet).
+ * or a pair of commands timed together (`timekit ab` with blocks, interleaved or duet).
  *
  * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--escaped]
  *               -- COMMAND [ARG...]
- *        cmdrun [the options above] [--seed N] [--duet] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
+ *        cmdrun [the options above] [--seed N] [--duet|--interleave] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
  *        cmdrun --version
  *
  * With a shell (default sh) COMMAND is one string, run as `SHELL -c COMMAND SHELL ARG...` (the ARGs
@@ -37,10 +37,13 @@
  * end. The side that ends first runs its command again, untimed and its output discarded, until
  * the other ends (then it is killed): each side is timed beside the other for all of its time, and
  * a longer side does not run its tail alone, which read +5 % of work as +11.5 % of CPU time. It
- * needs two CPUs in the set. The summary is then a-walltime, a-cputime, b-walltime,
+ * needs two CPUs in the set. --interleave starts both at once on the first CPU of the set and hands
+ * that core to each in turn every millisecond (each side first in half the pairs, drawn as back
+ * to back); the side that ends first is replaced by a filler until the other ends; only the CPU
+ * times compare (interleave()). The summary is then a-walltime, a-cputime, b-walltime,
  * b-cputime (means per execution, s), logratio-walltime and logratio-cputime (the mean over the
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
- * duet=1.
+ * duet=1, with --interleave, interleave=1.
  *
  * Exit code: the first failing execution's (128 + signal for a signal), 2 on bad usage, a
  * failed --prepare or --duet without two CPUs, else 0.
@@ -62,7 +65,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
-                    "[--escaped] [--seed N] [--duet] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+                    "[--escaped] [--seed N] [--duet|--interleave] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
 }
 
 /* %24 -> '$', %7E -> '~', %25 -> '%', in place */
@@ -337,6 +340,111 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
     return 0;
 }
 
+/* Both sides at once on one core, handed it in turn (--interleave): each forked into its own process
+ * group, pinned to `core`, stopped before its exec; then the core goes to one side for a quantum
+ * (SIGCONT to its group), then to the other (SIGSTOP, SIGCONT), and so on. A slow spell of the
+ * machine (another guest on the host, a clock change) falls on both sides within a millisecond,
+ * where back to back it may fall on one side only. The side that ends first is replaced by a
+ * filler (its command again, untimed) that takes its turns, so the longer side's tail is
+ * interleaved as the rest of it was: run alone, it ran faster, which read +5 % of work as +4 %.
+ * Only the CPU time of each side means something: its wall time includes the other's turns.
+ * Returns 0, or -1 (said on stderr) when they could not be started; never returns with a child left. */
+#define QUANTUM_NS 1000000L
+static pid_t fork_stopped(char **argv, int core)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, NAME ": fork failed: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(core, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) {
+            fprintf(stderr, NAME ": cannot pin a side to CPU %d: %s\n", core, strerror(errno));
+            _exit(127);
+        }
+        raise(SIGSTOP); /* until its first turn */
+        execvp(argv[0], argv);
+        fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides set it: no race with the first SIGCONT */
+    int status;
+    while (waitpid(pid, &status, WUNTRACED) < 0 && errno == EINTR) continue;
+    return WIFSTOPPED(status) ? pid : -1; /* else it could not be pinned, and is reaped already */
+}
+
+static void kill_side(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(-pid, SIGKILL);
+    kill(-pid, SIGCONT);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
+}
+
+static int interleave(char **argv[2], int core, int first, struct execution ex[2])
+{
+    fflush(stdout);
+    pid_t pid[2] = {fork_stopped(argv[0], core), -1};
+    if (pid[0] > 0) pid[1] = fork_stopped(argv[1], core);
+    if (pid[0] < 0 || pid[1] < 0) {
+        kill_side(pid[0]);
+        return -1;
+    }
+    struct filler filler[2] = {fork_filler(argv[0], core), fork_filler(argv[1], core)};
+    int turn = first, left = 2, busy = -1, alive[2] = {1, 1};
+    double start = kit_now();
+    kill(-pid[turn], SIGCONT);
+    while (left > 0) {
+        struct timespec quantum = {0, QUANTUM_NS};
+        nanosleep(&quantum, NULL);
+        int status;
+        struct rusage ru;
+        pid_t done;
+        while ((done = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+            double end = kit_now();
+            if (busy >= 0 && done == filler[busy].pid) { /* it ended before the other side: another one */
+                filler[busy] = fork_filler(argv[busy], core);
+                release_filler(&filler[busy]);
+                continue;
+            }
+            int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
+            if (s < 0) continue;
+            ex[s].wall = end - start;
+            ex[s].ru = ru;
+            ex[s].code = exit_code(status);
+            ex[s].core = -1; /* one core for both: the strata are who had the first turn, as back to back */
+            alive[s] = 0;
+            left--;
+            if (left == 1 && ex[s].code == 0) { /* its filler takes its turns while the other runs on */
+                release_filler(&filler[s]);
+                busy = s;
+            }
+        }
+        if (done < 0 && errno != EINTR) {
+            fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
+            kill_side(alive[0] ? pid[0] : -1);
+            kill_side(alive[1] ? pid[1] : -1);
+            stop_filler(&filler[0]);
+            stop_filler(&filler[1]);
+            return -1;
+        }
+        if (left == 0) break;
+        int next = !turn; /* the next turn: that side, or its filler (at SCHED_IDLE, it runs while the other is stopped) */
+        if (alive[next] || busy == next) {
+            if (alive[turn]) kill(-pid[turn], SIGSTOP);
+            if (alive[next]) kill(-pid[next], SIGCONT);
+            turn = next;
+        }
+    }
+    stop_filler(&filler[0]);
+    stop_filler(&filler[1]);
+    return 0;
+}
+
 /* Sums over the executions of one side (or of the single command) */
 struct tally {
     double wall, user, sys;
@@ -370,11 +478,12 @@ int main(int argc, char **argv)
     char *prepare = NULL;
     long repeat = 1;
     uint64_t seed = 0;
-    int warmup = 0, escaped = 0, duet_mode = 0, seeded = 0, i = 1;
+    int warmup = 0, escaped = 0, duet_mode = 0, interleave_mode = 0, seeded = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--warmup") == 0) warmup = 1;
         else if (strcmp(argv[i], "--escaped") == 0) escaped = 1;
         else if (strcmp(argv[i], "--duet") == 0) duet_mode = 1;
+        else if (strcmp(argv[i], "--interleave") == 0) interleave_mode = 1;
         else if (i + 1 < argc && strcmp(argv[i], "--cwd") == 0) cwd = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--shell") == 0) shell = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--prepare") == 0) prepare = argv[++i];
@@ -419,8 +528,12 @@ int main(int argc, char **argv)
         fprintf(stderr, NAME ": expected a command on either side of ---\n");
         return 2;
     }
-    if (sides == 1 && (duet_mode || seeded)) {
-        fprintf(stderr, NAME ": --duet and --seed are for two commands: -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]\n");
+    if (sides == 1 && (duet_mode || interleave_mode || seeded)) {
+        fprintf(stderr, NAME ": --duet, --interleave and --seed are for two commands: -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]\n");
+        return 2;
+    }
+    if (duet_mode && interleave_mode) {
+        fprintf(stderr, NAME ": --duet runs the sides on two cores, --interleave on one: give one of them\n");
         return 2;
     }
     char **exec_argv[2] = {NULL, NULL};
@@ -432,7 +545,7 @@ int main(int argc, char **argv)
     if (escaped && prepare) unescape(prepare);
     char *prepare_argv[] = {"sh", "-c", prepare, NULL};
     int cores[2] = {-1, -1};
-    if (duet_mode) {
+    if (duet_mode || interleave_mode) {
         cpu_set_t set;
         if (sched_getaffinity(0, sizeof set, &set) != 0) {
             fprintf(stderr, NAME ": cannot read the CPU set: %s\n", strerror(errno));
@@ -440,7 +553,7 @@ int main(int argc, char **argv)
         }
         for (int c = 0, found = 0; c < CPU_SETSIZE && found < 2; c++)
             if (CPU_ISSET(c, &set)) cores[found++] = c;
-        if (CPU_COUNT(&set) < 2) {
+        if (duet_mode && CPU_COUNT(&set) < 2) {
             fprintf(stderr, NAME ": --duet needs two cores in the run's CPU set, it has %d (give the run 2 cores, "
                             "e.g. cpuCores=\"2\", or leave out --duet)\n", CPU_COUNT(&set));
             return 2;
@@ -475,7 +588,7 @@ int main(int argc, char **argv)
                     return 2;
                 }
             }
-            if (duet_mode) continue; /* both prepared: the duet starts them together */
+            if (duet_mode || interleave_mode) continue; /* both prepared: they start together */
             double start = kit_now();
             ex[s].code = run(exec_argv[s], &ex[s].ru);
             ex[s].wall = kit_now() - start;
@@ -486,6 +599,7 @@ int main(int argc, char **argv)
             int pinned[2] = {cores[(k + 1) % 2], cores[k % 2]}; /* a on c0 in odd pairs, on c1 in even ones */
             if (duet(exec_argv, pinned, ex) != 0) return 2;
         }
+        if (interleave_mode && interleave(exec_argv, cores[0], order[0], ex) != 0) return 2;
         for (int j = 0; j < sides; j++) {
             int code = report(k, sides == 2 ? order[j] : -1, &ex[order[j]], &tally[order[j]]);
             if (code && !failed) failed = code;
@@ -510,5 +624,6 @@ int main(int argc, char **argv)
     printf("logratio-cputime=%.9f\n", isnan(log_cpu) ? NAN : log_cpu / n);
     printf("pairs=%ld\nexecutions=%ld\n", repeat, 2 * repeat);
     if (duet_mode) printf("duet=1\n");
+    if (interleave_mode) printf("interleave=1\n");
     return failed;
 }

@@ -153,6 +153,7 @@ def test_cmdrun_pairs_exit_with_the_first_failing_execution(programs):
 @pytest.mark.unit
 def test_cmdrun_pairs_refuse_bad_usage_with_exit_2(programs):
     for argv in (["--", "---", "true"], ["--", "true", "---"], ["--seed", "1", "--", "true"], ["--duet", "--", "true"],
+                 ["--interleave", "--", "true"], ["--duet", "--interleave", "--", "true", "---", "true"],
                  ["--seed", "-1", "--", "true", "---", "true"], ["--seed", "x", "--", "true", "---", "true"],
                  ["--seed", str(2**64), "--", "true", "---", "true"]):
         code, out, err = cmdrun(*argv)
@@ -228,6 +229,78 @@ def test_cmdrun_duet_on_one_core_is_exit_2_with_one_line(programs):
 
 
 # ---------------------------------------------------------------------------------------------
+# cmdrun --interleave
+
+
+def side_loop(letter, marks, rounds=150):
+    """A shell command that appends its letter to `marks` between bits of work: the file shows
+    which side had the core when."""
+    return (f"i=0; while [ $i -lt {rounds} ]; do echo {letter} >> {marks}; j=0; "
+            f"while [ $j -lt 300 ]; do j=$((j+1)); done; i=$((i+1)); done; "
+            "grep Cpus_allowed_list /proc/self/status | cut -f2")
+
+
+@pytest.mark.unit
+def test_cmdrun_interleave_hands_one_core_to_each_side_in_turn(programs, tmp_path):
+    marks = tmp_path / "marks"
+    code, out, err = cmdrun("--interleave", "--seed", "3", "--repeat", "2", "--", side_loop("a", marks), "---",
+                            side_loop("b", marks))
+    assert code == 0, err
+    executions, summary = parsed(out)
+    assert summary["interleave"] == "1" and summary["pairs"] == "2" and summary["executions"] == "4"
+    assert all(e["core"] is None for e in executions)          # one core for both: no core to stratify by
+    letters = marks.read_text().split()
+    assert sorted(set(letters)) == ["a", "b"] and len(letters) >= 4 * 150   # more: the shorter side's filler
+    # back to back the letters would change side once a pair (3 times in all); here the core changed
+    # hands every millisecond while both ran
+    changes = sum(x != y for x, y in zip(letters, letters[1:]))
+    assert changes >= 12, letters
+    cores = {line for line in out.splitlines() if re.fullmatch(r"\d+", line)}
+    assert len(cores) == 1, out                                    # both sides pinned to the same core
+    # each side's CPU time is its own work, its wall time includes the other's turns
+    for e in executions:
+        assert e["cpu"] > 0 and e["wall"] >= e["cpu"]
+
+
+@pytest.mark.unit
+def test_cmdrun_interleave_starts_each_side_first_in_half_the_pairs(programs, tmp_path):
+    marks = tmp_path / "marks"
+    code, out, err = cmdrun("--interleave", "--seed", "5", "--repeat", "4", "--", f"echo a >> {marks}", "---",
+                            f"echo b >> {marks}")
+    assert code == 0, err
+    executions, _ = parsed(out)
+    firsts = [e["side"] for e in executions][::2]
+    assert firsts == splitmix_orders(5, 4)       # the lines come in the order the sides had their first turn
+    assert sorted(firsts) == ["a", "a", "b", "b"]
+
+
+@pytest.mark.timing   # the filler runs at SCHED_IDLE: other load on the core would keep it from starting
+def test_cmdrun_interleave_gives_the_shorter_sides_turns_to_a_filler(programs, tmp_path):
+    """Once the shorter side ends, its command runs again, untimed, in its turns, until the longer
+    one ends: the longer side's tail is interleaved as the rest was, and the filler is killed then."""
+    marks = tmp_path / "marks"
+    short = f"echo started >> {marks}; echo short; {SPIN} 2345"
+    code, out, err = cmdrun("--interleave", "--repeat", "2", "--", short, "---", f"{SPIN} 200000")
+    assert code == 0, err
+    executions, _ = parsed(out)
+    assert len(executions) == 4 and all(e["status"] == 0 for e in executions)
+    assert out.count("short") == 2                                  # the fillers' output is discarded
+    assert marks.read_text().count("started") >= 4                  # each pair: the timed run and a filler
+    time.sleep(0.1)
+    left = subprocess.run(["pgrep", "-f", f"{SPIN} 2345"], capture_output=True, text=True).stdout
+    assert left == "", left                                         # killed once the longer side ended
+
+
+@pytest.mark.unit
+def test_cmdrun_interleave_reports_a_failing_side_and_leaves_no_process(programs):
+    code, out, err = cmdrun("--interleave", "--repeat", "2", "--", "exit 3", "---", f"{SPIN} 20000")
+    executions, _ = parsed(out)
+    assert code == 3 and [e["status"] for e in executions if e["side"] == "a"] == [3, 3], (out, err)
+    code, out, err = cmdrun("--interleave", "--", "/nonexistent/cmd", "---", "true")
+    assert code == 127 and "cannot execute /nonexistent/cmd" in err
+
+
+# ---------------------------------------------------------------------------------------------
 # tool_info.command
 
 
@@ -247,6 +320,8 @@ def test_tool_info_versus_gives_cmdrun_a_pair():
     assert line == [str(CMDRUN), "--shell", "sh", "--cwd", "/src", "--prepare", "make", "--repeat", "3", "--warmup",
                     "--seed", str(2 * 1000003 + 12), "--duet", "--", "./a -v 'x y'", "/kit/tasks/run",
                     "---", "./b -v 'x y'", "/kit/tasks/run"]
+    line = cmdline(["--interleave", "--command", "./a", "--versus", "./b", "--task-name", "run.r001.yml"])
+    assert line[:line.index("--")] == [str(CMDRUN), "--shell", "sh", "--seed", "1", "--interleave"]
     # --shell none: both sides split into words, the same arguments appended
     line = cmdline(["--shell", "none", "--command", "./a 'p q'", "--versus", "./b", "-v"])
     assert line[line.index("--"):] == ["--", "./a", "p q", "-v", "---", "./b", "-v"]
@@ -271,6 +346,8 @@ def test_tool_info_seeds_differ_between_repetitions_and_repeat_in_a_rerun():
 @pytest.mark.unit
 def test_tool_info_refuses_pair_options_without_versus():
     for options, message in ((["--duet"], "--duet only with --versus"), (["--seed", "3"], "--seed only with --versus"),
+                             (["--interleave"], "--interleave only with --versus"),
+                             (["--versus", "./b", "--duet", "--interleave"], "give one of them"),
                              (["--task-name", "run.r001.yml"], "--task-name only with --versus"),
                              (["--versus", "./b", "--seed", "-1"], "--seed must be an unsigned 64-bit integer")):
         with pytest.raises(UnsupportedFeatureException, match=re.escape(message)):

@@ -217,19 +217,25 @@ def test_a_paired_design_compares_cmdruns_times_only():
     assert paired_ab.columns_of(["walltime", "exec-walltime"]) == ("exec-walltime",)
     with pytest.raises(paired_ab.PairedError, match="--design separate"):
         paired_ab.columns_of(["memory"])
+    # interleaved: a side's wall time includes the other's turns on the core
+    assert paired_ab.columns_of(None, "interleaved") == ("exec-cputime",)
+    with pytest.raises(paired_ab.PairedError, match="only exec-cputime compares them"):
+        paired_ab.columns_of(["walltime"], "interleaved")
 
 
 @pytest.mark.unit
 def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
     options = spec.Options(runs=2, repeat=5, cwd=str(scratch))
     tasks = definition.write_tasks(scratch, options)
-    for duet, cores in ((False, "1"), (True, "2")):
-        path = definition.write_definition(scratch / f"p{duet}.xml", [("command", "./a", "", "./b")], options, tasks,
-                                           "test", paired={"seed": 7, "duet": duet})
+    for design, cores in (("blocks", "1"), ("duet", "2"), ("interleaved", "1")):
+        path = definition.write_definition(scratch / f"p{design}.xml", [("command", "./a", "", "./b")], options, tasks,
+                                           "test", paired={"seed": 7, "design": design})
         assert lint.check([path]) == []
         text = path.read_text()
         assert f'cpuCores="{cores}"' in text and '<option name="--versus">./b</option>' in text
-        assert "${taskdef_name}" in text and ('<option name="--duet"/>' in text) == duet
+        assert "${taskdef_name}" in text
+        assert ('<option name="--duet"/>' in text) == (design == "duet")
+        assert ('<option name="--interleave"/>' in text) == (design == "interleaved")
         definition.set_seed(path, 7003)
         assert '<option name="--seed">7003</option>' in path.read_text()
 
@@ -285,6 +291,24 @@ def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scr
         cores = {(e.index, e.side): e.core for e in inv.executions}
         assert all(cores[(k, "a")] != cores[(k, "b")] for k in range(1, 5))
         assert cores[(1, "a")] != cores[(2, "a")]
+
+
+@pytest.mark.timing
+def test_interleaved_compares_the_cpu_times_of_both_sides_run_at_once_on_one_core(programs, scratch):
+    base, new = f"{SPIN} 5000", f"{SPIN} 15000"   # three times the work
+    code, text = timekit("ab", base, new, "--design", "interleaved", "--reruns", "3", "--runs", "1", "--repeat", "10",
+                         "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
+    assert code == 1 and "verdict: slower:" in text, text
+    assert "design: interleaved: 3 invocations" in text and "one core" in text
+    data = json.loads((scratch / "ab.json").read_text())
+    assert data["ab"][0]["design"] == "interleaved"
+    assert [r["column"] for r in data["comparison"]] == ["exec-cputime"]   # wall times include the other's turns
+    row = data["comparison"][0]
+    assert row["unit"] == "pair" and row["verdict"] == "slower" and 1.3 < row["ratio"] < 3.5, row
+    assert '<option name="--interleave"/>' in (scratch / "ab" / paired_ab.DEFINITION).read_text()
+    code, text = timekit("ab", base, new, "--design", "interleaved", "--column", "walltime", "--output", scratch / "w",
+                         cwd=scratch)
+    assert code == 2 and "only exec-cputime compares them" in text, text
 
 
 @pytest.mark.benchexec

@@ -34,6 +34,9 @@ and `pairs`. Options of a pair only:
                        (default 0) and the run's repetition number: runs differ, a rerun repeats them
     --duet             a and b start together, each on one of the run's first two cores (the run
                        needs two: cpuCores="2"), not back to back
+    --interleave       a and b start together on one core, which cmdrun hands to each in turn
+                       every millisecond: a slow spell of the machine falls on both; only their
+                       CPU times compare (each one's wall time includes the other's turns)
     --task-name NAME   give it as ${taskdef_name}: BenchExec tells the module a task's input
                        files, not its task file, whose name carries the repetition number
                        (`run.r007.yml`: 7)
@@ -54,7 +57,8 @@ from tool_info.keyvalue import KeyValueTool
 OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name")
 WARMUP = "--warmup"
 DUET = "--duet"
-PAIR_ONLY = ("--seed", DUET, "--task-name")   # meaningless without --versus
+INTERLEAVE = "--interleave"
+PAIR_ONLY = ("--seed", DUET, INTERLEAVE, "--task-name")   # meaningless without --versus
 SEED_STRIDE = 1000003   # seeds of different --seed values do not meet for a million repetitions
 PAIR_SEPARATOR = "---"  # cmdrun's word between side a and side b
 _REPETITION = re.compile(r"\.r0*(\d+)(\.yml)?$")   # analysis.core.tasks: <input>.r<k>.yml
@@ -68,7 +72,7 @@ def parse_options(options):
     own, arguments, rest = {}, [], iter(options)
     for option in rest:
         name, sep, value = option.partition("=")
-        if name in (WARMUP, DUET) and not sep:
+        if name in (WARMUP, DUET, INTERLEAVE) and not sep:
             own[name] = True
         elif name in OPTIONS_WITH_VALUE:
             value = value if sep else next(rest, None)
@@ -81,6 +85,8 @@ def parse_options(options):
         raise UnsupportedFeatureException(f"command: --repeat must be a positive integer, got {own['--repeat']!r}")
     if "--versus" in own and "--command" not in own:
         raise UnsupportedFeatureException("command: --versus CMD needs --command CMD (side a)")
+    if own.get(DUET) and own.get(INTERLEAVE):
+        raise UnsupportedFeatureException("command: --duet runs a pair on two cores, --interleave on one: give one of them")
     if "--versus" not in own:
         given = [name for name in PAIR_ONLY if name in own]
         if given:
@@ -156,8 +162,7 @@ class Tool(KeyValueTool):
         if not versus:
             return [*line, "--", *words]
         line += ["--seed", str(pair_seed(own, task))]
-        if own.get(DUET):
-            line.append(DUET)
+        line += [flag for flag in (DUET, INTERLEAVE) if own.get(flag)]
         return [*line, "--", *words, PAIR_SEPARATOR, *versus]
 
     def determine_result(self, run):

@@ -302,10 +302,11 @@ def add_parser(commands, positive_int, probability):
     parser.add_argument("--until-decided", action="store_true",
                         help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
-    parser.add_argument("--design", choices=("blocks", "duet", "separate"), default="blocks",
+    parser.add_argument("--design", choices=("blocks", "interleaved", "duet", "separate"), default="blocks",
                         help="shell commands: blocks (default): every invocation runs both, pair by pair in a seeded random "
-                        "order, compared inside it; duet: both at once on two cores; separate: an invocation per side. "
-                        "docs/designs.md says which to choose")
+                        "order, compared inside it; interleaved: both at once on one core, handed to each in turn every "
+                        "millisecond (CPU time only; the steadiest on a shared VM); duet: both at once on two cores; "
+                        "separate: an invocation per side. docs/designs.md says which to choose")
     parser.add_argument("--duet", dest="design", action="store_const", const="duet", help="the same as --design duet")
     parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
     parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
@@ -385,8 +386,8 @@ def run(args):
 def _start_blocks(args, outdir, reruns):
     """The blocks design's run of two definitions (None: they cannot share an invocation, which is
     said on stderr, or --design separate)."""
-    if args.design == "duet":
-        raise ABError("--duet runs two shell commands at once on two cores; two benchmark definitions run under "
+    if args.design in ("duet", "interleaved"):
+        raise ABError(f"--design {args.design} runs two shell commands at once; two benchmark definitions run under "
                       "--design blocks (the default) or separate")
     if args.design != "blocks":
         return None

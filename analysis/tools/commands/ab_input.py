@@ -178,7 +178,7 @@ def _columns(args, options, design):
     from analysis.tools.commands import figures as figures_mod
 
     if design in paired_ab.DESIGNS:
-        return paired_ab.columns_of(args.columns)
+        return paired_ab.columns_of(args.columns, design)
     wall, cpu = figures_mod.time_columns(options)
     return tuple(args.columns or (cpu, wall))
 

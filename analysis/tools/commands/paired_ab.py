@@ -1,11 +1,13 @@
 """
-`timekit ab 'CMD A' 'CMD B'` under a paired design (blocks, the default, or duet).
+`timekit ab 'CMD A' 'CMD B'` under a paired design (blocks, the default, interleaved or duet).
 
 Separate invocations for base and new let the machine's drift between invocations (CV 1-3 %
 on a shared VM, often more than the change sought) into every comparison. Here each benchexec
 invocation runs both: every run of the one definition DIR/paired.xml is a batch of K pairs, cmdrun
 timing each execution (blocks: the two back to back, in couples of opposite orders drawn from a
-seed that changes per invocation; duet: both at once on two cores, swapped every other pair). The pair's
+seed that changes per invocation; interleaved: both at once on one core, which cmdrun hands to
+each in turn every millisecond, so a slow spell of a shared host falls on both; duet: both at
+once on two cores, swapped every other pair). The pair's
 log ratio cancels what the machine did to both; analysis.tools.compare.blocks takes the
 invocation as the unit. BenchExec's cost per run (about 0.15 s) is paid once per K pairs: K is
 chosen so that it stays under a tenth of a run, from one pair timed before the first invocation.
@@ -37,7 +39,7 @@ from analysis.tools.commands.spec import Options
 
 MANIFEST = "paired.json"
 DEFINITION = "paired.xml"
-DESIGNS = ("blocks", "duet")
+DESIGNS = tuple(definition.PAIRED_DESIGNS)
 RUN_COST = 0.15          # s BenchExec spends around a run here (benchmarks/README.md: 146 ms idle)
 OVERHEAD = 0.10          # K pairs per run keep BenchExec's cost under this share of a run
 INVOCATION_SECONDS = 1.0  # pairs per invocation: at least this long, and at least MIN_PAIRS
@@ -50,18 +52,24 @@ SHORT_PAIR = 0.1          # s: a pair this short is timed five more times before
 
 COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
 ALIASES = {"cputime": "exec-cputime", "walltime": "exec-walltime"}
+INTERLEAVED_COLUMNS = ("exec-cputime",)   # a side's wall time there includes the other's turns
 
 
-def columns_of(requested):
-    """The columns a paired design can compare (cputime and walltime are cmdrun's for each side);
-    raises PairedError with the reason for any other."""
+def columns_of(requested, design="blocks"):
+    """The columns a paired design can compare (cputime and walltime are cmdrun's for each side;
+    under interleaved only cputime); raises PairedError with the reason for any other."""
+    allowed = INTERLEAVED_COLUMNS if design == "interleaved" else COLUMNS
     out = []
-    for column in requested or COLUMNS:
+    for column in requested or allowed:
         column = ALIASES.get(column, column)
         if column not in COLUMNS:
             raise PairedError(f"--column {column}: a paired design runs both sides in one BenchExec run, so only "
                               f"each execution's CPU and wall time tell them apart ({', '.join(COLUMNS)}); "
                               "use --design separate for BenchExec's other columns")
+        if column not in allowed:
+            raise PairedError(f"--column {column}: under --design interleaved each side's wall time includes the "
+                              f"other's turns on the core, so only {', '.join(allowed)} compares them; "
+                              "use --design blocks for wall time")
         out.append(column)
     return tuple(dict.fromkeys(out))
 
@@ -125,7 +133,7 @@ def _experiment(outdir, names):
                       task_dir=outdir / "tasks")
 
 
-def time_pairs(rundefinition, options, duet):
+def time_pairs(rundefinition, options, design):
     """Seconds of a pair (both sides' wall time) timed by cmdrun outside BenchExec: one pair, and
     for a short one the median of five more (a single short pair moves by a factor of two on a
     shared VM); nan if it could not be timed."""
@@ -133,7 +141,8 @@ def time_pairs(rundefinition, options, duet):
     sides = [rundefinition["base"], "---", rundefinition["new"]]
     if options.shell == "none":
         sides = [*shlex.split(rundefinition["base"]), "---", *shlex.split(rundefinition["new"])]
-    line = [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *(["--duet"] if duet else []),
+    flag = definition.PAIRED_DESIGNS[design]
+    line = [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *([flag] if flag else []),
             *(["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else [])]
     found = []
     for repeat in (1, 5):
@@ -143,7 +152,8 @@ def time_pairs(rundefinition, options, duet):
         except (OSError, subprocess.TimeoutExpired):
             break
         timed = executions.parse(done.stdout)
-        found += [sum(e.wall for e in timed if e.index == k) for k in sorted({e.index for e in timed})]
+        together = sum if design == "blocks" else max   # back to back, or at once
+        found += [together(e.wall for e in timed if e.index == k) for k in sorted({e.index for e in timed})]
         if not found or found[0] > SHORT_PAIR:
             break
     return float(np.median(found)) if found else math.nan
@@ -183,7 +193,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
         raise PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
                           f"{len(os.sched_getaffinity(0))}: use --design blocks")
     runner.build_programs()
-    seconds = time_pairs(pair["rundefinitions"][0], options, design == "duet")
+    seconds = time_pairs(pair["rundefinitions"][0], options, design)
     batch = choose_batch(seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
@@ -193,7 +203,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
             "definition: from the kit's checkout, `benchexec THIS.xml` reruns it.")
     path = definition.write_definition(outdir / DEFINITION, [(r["name"], r["base"], r["prepare"], r["new"])
                                                              for r in pair["rundefinitions"]],
-                                       batch_options, tasks, note, paired={"seed": plan["seed"], "duet": design == "duet"})
+                                       batch_options, tasks, note, paired={"seed": plan["seed"], "design": design})
     lint.require_valid([path])
     run = PairedRun(design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"], plan["reruns"],
                     max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"], plan["container"], now())
@@ -428,9 +438,11 @@ def report(run, rows, alpha, threshold, outdir):
 def summary(run):
     """One line: the design that ran and why its verdict holds."""
     b = run.batch
-    how = ("both sides at once on two cores, swapped every other pair" if run.design == "duet" else
-           "the two back to back, each side first in half the pairs, in an order drawn from seed "
-           f"{run.seed}, another per invocation")
+    how = {"duet": "both sides at once on two cores, swapped every other pair",
+           "interleaved": "both sides at once on one core, handed to each in turn every millisecond, each side "
+                          "first in half the pairs; their CPU times compared"}.get(run.design) or (
+        f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, another "
+        "per invocation")
     text = (f"design: {run.design}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b['why']}")

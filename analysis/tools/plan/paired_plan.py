@@ -37,7 +37,7 @@ def series_of(path, columns):
     found = paired_ab.tables(path)
     if (path / paired_ab.MANIFEST).is_file():
         run = paired_ab.PairedRun.load(path)
-        series = blocks.log_series(found, run.rundefinitions, paired_ab.columns_of(columns))
+        series = blocks.log_series(found, run.rundefinitions, paired_ab.columns_of(columns, run.design))
     else:
         run = ab_blocks.BlocksRun.load(path)
         series = blocks.definition_log_series(found, run.names, columns or ("cputime", "walltime"))

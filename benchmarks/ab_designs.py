@@ -4,7 +4,7 @@ For each workload (programs/bin/spin sized to about 20 ms and 0.3 s of CPU, and 
 file of the repository) B does +1, +2 and +5 % more work (spin: a larger argument; gzip: the
 file with its first 1, 2, 5 % appended again), and A against itself (A/A). Every pair is run
 under the designs separate, blocks (one pair a BenchExec run), blocks with batches (K chosen by the
-kit) and duet, with `timekit ab A B --until-decided --threshold T --budget B --format json`;
+kit), interleaved and duet, with `timekit ab A B --until-decided --threshold T --budget B --format json`;
 recorded: the wall time of the whole command, its exit code, each row's verdict and change. Beside
 it, `hyperfine -N A B` with its defaults: its wall time and its ratio. Everything runs one after
 the other in one sitting, the designs in a rotated order per pair, so that the machine's state is
@@ -37,7 +37,8 @@ WORKDIR = REPO / ".pytest-tmp" / "bench-ab-designs"
 RESULTS_DIR = REPO / "benchmarks" / "results"
 GZIP_SOURCE = REPO / "tests" / "data"     # gzip's input: the repository's test data, tarred
 DESIGNS = {"separate": ["--design", "separate"], "blocks": ["--design", "blocks", "--repeat", "1"],
-           "blocks+batches": ["--design", "blocks"], "duet": ["--design", "duet"]}
+           "blocks+batches": ["--design", "blocks"], "interleaved": ["--design", "interleaved"],
+           "duet": ["--design", "duet"]}
 CHANGES = {"spin20": (0, 1, 2, 5), "spin300": (0, 1, 5), "gzip": (0, 2)}   # percent more work for B (0: A/A)
 WORKLOADS = tuple(CHANGES)
 SETTINGS = {"spin20": {"threshold": "0.01", "budget": "1m"}, "spin300": {"threshold": "0.005", "budget": "2m"},

@@ -289,7 +289,9 @@ def add_parser(commands, positive_int, probability):
         "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
         "significant slowdown beyond --threshold, 3 when nothing was compared, 2 on bad input, 0 otherwise). Interrupted runs keep every finished "
         "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "
-        "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog').")
+        "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog'), and "
+        "by default compares commands that keep their core busy by CPU time, both on one core turn by turn "
+        "(--design interleaved), others by wall and CPU time back to back (--design blocks).")
     parser.add_argument("base", nargs="?", help="benchmark definition of the base, or a shell command (omit with --resume)")
     parser.add_argument("new", nargs="?", help="benchmark definition of the candidate, or a shell command")
     parser.add_argument("more", nargs="*", metavar="CMD", help="further shell commands, each compared with the base")
@@ -302,11 +304,14 @@ def add_parser(commands, positive_int, probability):
     parser.add_argument("--until-decided", action="store_true",
                         help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
-    parser.add_argument("--design", choices=("blocks", "interleaved", "duet", "separate"), default="blocks",
-                        help="shell commands: blocks (default): every invocation runs both, pair by pair in a seeded random "
-                        "order, compared inside it; interleaved: both at once on one core, handed to each in turn every "
-                        "millisecond (CPU time only; the steadiest on a shared VM); duet: both at once on two cores; "
-                        "separate: an invocation per side. docs/designs.md says which to choose")
+    parser.add_argument("--design", choices=("auto", "blocks", "interleaved", "duet", "separate"), default="auto",
+                        help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
+                        "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
+                        "invocation runs both, pair by pair back to back in a seeded order, compared inside it (CPU and "
+                        "wall time); interleaved: both at once on one core, handed to each in turn every millisecond (CPU "
+                        "time only; the steadiest on a shared host); duet: both at once on two cores; separate: an "
+                        "invocation per side. Two benchmark definitions: blocks (auto) or separate. docs/designs.md says "
+                        "which to choose")
     parser.add_argument("--duet", dest="design", action="store_const", const="duet", help="the same as --design duet")
     parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
     parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
@@ -389,7 +394,7 @@ def _start_blocks(args, outdir, reruns):
     if args.design in ("duet", "interleaved"):
         raise ABError(f"--design {args.design} runs two shell commands at once; two benchmark definitions run under "
                       "--design blocks (the default) or separate")
-    if args.design != "blocks":
+    if args.design not in ("auto", "blocks"):
         return None
     lint.require_valid([args.base, args.new])
     reason = ab_blocks.why_not_mergeable(args.base, args.new)
@@ -406,7 +411,7 @@ def _start_blocks(args, outdir, reruns):
 
 def _chunks(args):
     """Chunks of the task set for definitions that the default design could not merge (1: none)."""
-    if args.design != "blocks" or not ab_blocks.why_not_mergeable(args.base, args.new):
+    if args.design not in ("auto", "blocks") or not ab_blocks.why_not_mergeable(args.base, args.new):
         return 1
     chunks = min(ab_chunks.count(args.base), ab_chunks.count(args.new))
     if chunks > 1:

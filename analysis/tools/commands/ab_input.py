@@ -146,13 +146,13 @@ def run(args, ab):
     options = spec.Options(**record["options"])
     runner.build_programs()  # programs/bin/cmdrun
     design = record["plan"].get("design", "separate") if record.get("plan") else "separate"
-    columns = _columns(args, options, design)
+    _columns(args, options, "blocks" if design == "auto" else design)   # a column no design can compare: said now
     measured, not_compared = [], []
     for pair in record["pairs"]:
         directory = outdir / pair["directory"]
         try:
-            measure = _measure_paired if design in paired_ab.DESIGNS else _measure_separate
-            run, result, sequential = measure(pair, directory, record, options, columns, args, ab, note)
+            measure = _measure_separate if design == "separate" else _measure_paired
+            run, result, sequential = measure(pair, directory, record, options, args, ab, note)
         except runner.Interrupted:
             print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
                   file=sys.stderr)
@@ -183,8 +183,9 @@ def _columns(args, options, design):
     return tuple(args.columns or (cpu, wall))
 
 
-def _measure_separate(pair, directory, record, options, columns, args, ab, note):
+def _measure_separate(pair, directory, record, options, args, ab, note):
     """One pair under the separate design: ab's own path (an invocation per side per rerun)."""
+    columns = _columns(args, options, "separate")
     if (directory / ab.MANIFEST).exists():
         run = ab.ABRun.load(directory)
     else:
@@ -199,21 +200,23 @@ def _measure_separate(pair, directory, record, options, columns, args, ab, note)
     return run, result, ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
 
 
-def _measure_paired(pair, directory, record, options, columns, args, ab, note):
-    """One pair under a paired design (blocks, duet): both sides in every invocation."""
+def _measure_paired(pair, directory, record, options, args, ab, note):
+    """One pair under a paired design (auto, blocks, interleaved, duet): both sides in every invocation."""
     plan = record["plan"]
     if (directory / paired_ab.MANIFEST).exists():
         run = paired_ab.PairedRun.load(directory)
     else:
         run = paired_ab.start(pair, options, directory, plan["design"], plan, args.runs, args.repeat,
-                              record["command_line"])
+                              record["command_line"], args.columns)
+    columns = _columns(args, options, run.design)
     if args.until_decided:
         run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
         fits = paired_ab.invocations_in(run, args.budget) if args.budget_sets_max and args.budget else 0
         run.max_reruns = max(run.max_reruns, args.max_reruns, fits)
         run.save(directory)
     b = run.batch
-    print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}: {run.reruns} invocations of {b['runs']} run(s) "
+    chosen = f" (auto: {run.design_why})" if run.design_why else ""
+    print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b['runs']} run(s) "
           f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
     result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
     return run, result, paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, directory)
@@ -313,7 +316,8 @@ def _report(measured, options, args, ab, compare_mod):
         parts.append("\n".join(output.cost_lines(costs[0], figures, batched)))
         parts.append(verdict_line(comparison, regressed, args.threshold))
     extra = {"comparison": comparison, "regression": regressed,
-             "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"), "reruns": run.reruns,
+             "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"),
+                     "design_why": getattr(run, "design_why", ""), "reruns": run.reruns,
                      "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential.to_dict()}
                     for (_, run, directory, _, sequential), summary in zip(measured, summaries)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured

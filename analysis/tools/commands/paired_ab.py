@@ -48,6 +48,7 @@ INVOCATION_COST = 0.5     # s BenchExec spends once per invocation here, besides
 MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
 SHORT_PAIR = 0.1          # s: a pair this short is timed five more times before the batch is chosen
+CPU_BOUND = 0.8           # auto interleaves where both sides' CPU time is at least this share of their wall time
 
 
 COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
@@ -98,7 +99,7 @@ class PairedRun(StepsRecord):
 
     file, error, kind = MANIFEST, PairedError, "paired A/B"
 
-    design: str
+    design: str              # one of DESIGNS (auto is resolved before the first invocation)
     pairs: list              # ab_input.pairs' run definitions: [{"name", "assignment", "base", "new", "prepare"}]
     options: dict
     batch: dict
@@ -118,6 +119,7 @@ class PairedRun(StepsRecord):
     stopped: str = ""
     tasksets: list = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
+    design_why: str = ""     # why --design auto chose it ("": given)
 
     @property
     def rundefinitions(self):
@@ -133,10 +135,17 @@ def _experiment(outdir, names):
                       task_dir=outdir / "tasks")
 
 
+@dataclass
+class Pilot:
+    """One pair timed by cmdrun outside BenchExec before the first invocation."""
+
+    seconds: float     # a pair's wall time (nan: not timed)
+    cpu_share: float   # the lower of the two sides' CPU time / wall time (nan: not timed)
+
+
 def time_pairs(rundefinition, options, design):
-    """Seconds of a pair (both sides' wall time) timed by cmdrun outside BenchExec: one pair, and
-    for a short one the median of five more (a single short pair moves by a factor of two on a
-    shared VM); nan if it could not be timed."""
+    """The Pilot of a pair: one pair, and for a short one the median of five more (a single short
+    pair moves by a factor of two on a shared VM)."""
     cmdrun = runner.PROGRAMS / "bin" / "cmdrun"
     sides = [rundefinition["base"], "---", rundefinition["new"]]
     if options.shell == "none":
@@ -144,19 +153,40 @@ def time_pairs(rundefinition, options, design):
     flag = definition.PAIRED_DESIGNS[design]
     line = [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *([flag] if flag else []),
             *(["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else [])]
-    found = []
+    together = sum if design == "blocks" else max   # back to back, or at once
+    found, timed = [], []
     for repeat in (1, 5):
         try:
             done = subprocess.run([*line, "--repeat", str(repeat), "--", *sides], capture_output=True, text=True,
                                   timeout=600, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
             break
-        timed = executions.parse(done.stdout)
-        together = sum if design == "blocks" else max   # back to back, or at once
+        timed += executions.parse(done.stdout)
         found += [together(e.wall for e in timed if e.index == k) for k in sorted({e.index for e in timed})]
         if not found or found[0] > SHORT_PAIR:
             break
-    return float(np.median(found)) if found else math.nan
+    if not found:
+        return Pilot(math.nan, math.nan)
+    walls = {side: sum(e.wall for e in timed if e.side == side) for side in "ab"}
+    cpus = {side: sum(e.cpu for e in timed if e.side == side) for side in "ab"}
+    share = min(cpus[s] / walls[s] if walls[s] > 0 else math.nan for s in "ab")
+    return Pilot(float(np.median(found)), share)
+
+
+def choose_design(pilot, columns):
+    """(design, why) for --design auto: interleaved where both commands kept their core busy in the
+    pilot pair (CPU time at least CPU_BOUND of wall time) and no wall time is asked for, since
+    interleaving cancels a shared host's slow spells that back to back pairs meet on one side
+    only; else blocks, which compares wall time too (a command that waits is judged by it)."""
+    if any(ALIASES.get(c, c) == "exec-walltime" for c in columns or ()):
+        return "blocks", "wall time is asked for, which only back to back pairs compare"
+    if not math.isfinite(pilot.cpu_share):
+        return "blocks", "the pilot pair could not be timed"
+    if pilot.cpu_share >= CPU_BOUND:
+        return "interleaved", (f"both commands kept their core busy in a pilot pair, CPU time {pilot.cpu_share:.0%} of "
+                               "wall time, so their CPU times are compared; --design blocks compares wall time too")
+    return "blocks", (f"CPU time {pilot.cpu_share:.0%} of wall time in a pilot pair, under {CPU_BOUND:.0%}: a command "
+                      "waits (or the machine was busy), so wall time counts too")
 
 
 def choose_batch(pair_seconds, options, given_runs, given_repeat):
@@ -184,8 +214,9 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
     return Batch(pair_seconds, k, runs, why)
 
 
-def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line):
-    """A new paired A/B directory: one pair timed, the batch chosen, tasks and the definition."""
+def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
+    """A new paired A/B directory: one pair timed, the design (for auto) and the batch chosen,
+    tasks and the definition."""
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
         raise PairedError(f"{outdir}: already holds a paired A/B run; use --resume or another --output")
@@ -193,8 +224,9 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
         raise PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
                           f"{len(os.sched_getaffinity(0))}: use --design blocks")
     runner.build_programs()
-    seconds = time_pairs(pair["rundefinitions"][0], options, design)
-    batch = choose_batch(seconds, options, given_runs, given_repeat)
+    pilot = time_pairs(pair["rundefinitions"][0], options, "blocks" if design == "auto" else design)
+    design, why = choose_design(pilot, columns) if design == "auto" else (design, "")
+    batch = choose_batch(pilot.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
     tasks = definition.write_tasks(outdir, batch_options)
@@ -206,7 +238,8 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
                                        batch_options, tasks, note, paired={"seed": plan["seed"], "design": design})
     lint.require_valid([path])
     run = PairedRun(design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"], plan["reruns"],
-                    max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"], plan["container"], now())
+                    max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"], plan["container"], now(),
+                    design_why=why)
     for rerun in range(1, run.reruns + 1):
         run.plan(rerun)
     run.save(outdir)
@@ -443,7 +476,8 @@ def summary(run):
                           "first in half the pairs; their CPU times compared"}.get(run.design) or (
         f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, another "
         "per invocation")
-    text = (f"design: {run.design}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
+    chosen = f" (auto: {run.design_why})" if run.design_why else ""
+    text = (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b['why']}")
     redone = steps_loop.redone(run)

@@ -280,8 +280,8 @@ def _sides(pair, run, directory, rows, options, ab):
 
     if isinstance(run, paired_ab.PairedRun):
         found = paired_ab.tables(directory)   # once for both sides and the cost
-        base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"))
-        new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"))
+        base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"), run.design)
+        new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"), run.design)
         batch = spec.Options(**run.options)
         summary = "\n".join(filter(None, [paired_ab.summary(run), paired_ab.duet_note(run, pair, rows)]))
         return base, new, figures_mod.benchexec_cost(found, batch), summary, ""

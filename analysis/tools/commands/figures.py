@@ -102,16 +102,17 @@ def command_figures(tables, command, options):
     return _from_groups(command, [v for v in invocations.values() if v[wall].size], wall, cpu, left_out)
 
 
-def side_figures(command, invocations, side):
+def side_figures(command, invocations, side, time_column="exec-walltime"):
     """The Figures of one side of a paired run definition (analysis.tools.commands.executions):
-    every execution is a value of its own, timed by cmdrun."""
+    every execution is a value of its own, timed by cmdrun. `time_column` is what the figures'
+    times are: exec-cputime where a side's wall time holds the other's turns (interleaved)."""
     groups = []
     for invocation in invocations:
         done = [e for e in invocation.executions if e.side == side]
         groups.append({"exec-walltime": np.array([e.wall for e in done]), "exec-cputime": np.array([e.cpu for e in done]),
                        "exec-user": np.array([e.user for e in done]), "exec-sys": np.array([e.sys for e in done]),
                        "executions": np.ones(len(done)), "returnvalue": np.array([e.status for e in done], dtype=float)})
-    return _from_groups(command, [g for g in groups if g["exec-walltime"].size], "exec-walltime", "exec-cputime", 0)
+    return _from_groups(command, [g for g in groups if g["exec-walltime"].size], time_column, "exec-cputime", 0)
 
 
 def _from_groups(command, groups, wall, cpu, left_out):

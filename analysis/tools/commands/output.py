@@ -30,8 +30,9 @@ def block(title, f):
     """hyperfine's lines for one command, and the kit's on its invocations."""
     unit = unit_for(f.mean)
     per = f" per execution ({f.executions_per_run} executions a run)" if f.executions_per_run > 1 else ""
+    label = "CPU time (mean ± σ): " if f.column.endswith("cputime") else "Time (mean ± σ):     "   # hyperfine's is wall time
     lines = [f"{title}: {f.command}",
-             f"  Time (mean ± σ):     {duration(f.mean, unit)} ± {duration(f.stddev, unit)}{per}    "
+             f"  {label}{duration(f.mean, unit)} ± {duration(f.stddev, unit)}{per}    "
              f"[User: {duration(f.user, unit)}, System: {duration(f.system, unit)}]",
              f"  Range (min … max):   {duration(f.min, unit)} … {duration(f.max, unit)}    "
              f"{f.runs} runs in {f.reruns} invocation{'s' if f.reruns != 1 else ''}"]

@@ -520,14 +520,16 @@ def duet_note(run, pair, rows, root=None):
     return f"duet A/A on this machine: {ratios}; {what}"
 
 
-def side_figures(found, outdir, which, commands):
-    """Figures of one side (a or b) of each run definition in the result tables `found`, every execution a value."""
+def side_figures(found, outdir, which, commands, design="blocks"):
+    """Figures of one side (a or b) of each run definition in the result tables `found`, every
+    execution a value: of its wall time, or of its CPU time under interleaved (columns_of)."""
     from analysis.tools.commands import failures
     from analysis.tools.commands import figures as figures_mod
 
     out = []
     for command in commands:
-        f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which)
+        f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which,
+                                     "exec-cputime" if design == "interleaved" else "exec-walltime")
         if f is None:
             raise PairedError(failures.explain(found, command, outdir).line())
         out.append(f)

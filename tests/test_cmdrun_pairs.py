@@ -293,9 +293,12 @@ def test_cmdrun_interleave_gives_the_shorter_sides_turns_to_a_filler(programs, t
 
 @pytest.mark.unit
 def test_cmdrun_interleave_reports_a_failing_side_and_leaves_no_process(programs):
-    code, out, err = cmdrun("--interleave", "--repeat", "2", "--", "exit 3", "---", f"{SPIN} 20000")
+    code, out, err = cmdrun("--interleave", "--repeat", "2", "--", "exit 3", "---", f"{SPIN} 20011")
     executions, _ = parsed(out)
     assert code == 3 and [e["status"] for e in executions if e["side"] == "a"] == [3, 3], (out, err)
+    assert [e["status"] for e in executions if e["side"] == "b"] == [0, 0]       # the other side ran to its end
+    left = subprocess.run(["pgrep", "-f", f"{SPIN} 20011"], capture_output=True, text=True).stdout
+    assert left == "", left
     code, out, err = cmdrun("--interleave", "--", "/nonexistent/cmd", "---", "true")
     assert code == 127 and "cannot execute /nonexistent/cmd" in err
 

@@ -38,8 +38,8 @@
  * the other ends (then it is killed): each side is timed beside the other for all of its time, and
  * a longer side does not run its tail alone, which read +5 % of work as +11.5 % of CPU time. It
  * needs two CPUs in the set. --interleave starts both at once on the first CPU of the set and hands
- * that core to each in turn every millisecond (each side first in half the pairs, drawn as back
- * to back); the side that ends first is replaced by a filler until the other ends; only the CPU
+ * that core to each in turn, for 1.2 to 2.2 ms at a time (each side first in half the pairs, drawn
+ * as back to back); the side that ends first is replaced by a filler until the other ends; only the CPU
  * times compare (interleave()). The summary is then a-walltime, a-cputime, b-walltime,
  * b-cputime (means per execution, s), logratio-walltime and logratio-cputime (the mean over the
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
@@ -341,15 +341,18 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
 }
 
 /* Both sides at once on one core, handed it in turn (--interleave): each forked into its own process
- * group, pinned to `core`, stopped before its exec; then the core goes to one side for a quantum
+ * group, pinned to `core`, stopped before its exec; then the core goes to one side for a turn
  * (SIGCONT to its group), then to the other (SIGSTOP, SIGCONT), and so on. A slow spell of the
- * machine (another guest on the host, a clock change) falls on both sides within a millisecond,
- * where back to back it may fall on one side only. The side that ends first is replaced by a
+ * machine (another guest on the host, a clock change) falls on both sides within a few turns,
+ * where back to back it may fall on one side only. A turn lasts 1.2 to 2.2 ms, drawn anew each time
+ * from `turns`: turns of exactly 1 ms beat with something on the development VM's host that recurs
+ * every millisecond, and a 0.1 s loop's pairs spread twice as wide as under turns of random length. The side that ends first is replaced by a
  * filler (its command again, untimed) that takes its turns, so the longer side's tail is
  * interleaved as the rest of it was: run alone, it ran faster, which read +5 % of work as +4 %.
  * Only the CPU time of each side means something: its wall time includes the other's turns.
  * Returns 0, or -1 (said on stderr) when they could not be started; never returns with a child left. */
-#define QUANTUM_NS 1000000L
+#define TURN_MIN_NS 1200000L
+#define TURN_SPREAD_NS 1000000L
 static pid_t fork_stopped(char **argv, int core)
 {
     pid_t pid = fork();
@@ -385,7 +388,7 @@ static void kill_side(pid_t pid)
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
 }
 
-static int interleave(char **argv[2], int core, int first, struct execution ex[2])
+static int interleave(char **argv[2], int core, int first, uint64_t *turns, struct execution ex[2])
 {
     fflush(stdout);
     pid_t pid[2] = {fork_stopped(argv[0], core), -1};
@@ -399,8 +402,8 @@ static int interleave(char **argv[2], int core, int first, struct execution ex[2
     double start = kit_now();
     kill(-pid[turn], SIGCONT);
     while (left > 0) {
-        struct timespec quantum = {0, QUANTUM_NS};
-        nanosleep(&quantum, NULL);
+        struct timespec turn_length = {0, TURN_MIN_NS + (long)(kit_splitmix64(turns) % TURN_SPREAD_NS)};
+        nanosleep(&turn_length, NULL);
         int status;
         struct rusage ru;
         pid_t done;
@@ -567,7 +570,7 @@ int main(int argc, char **argv)
 
     struct tally tally[2] = {{0, 0, 0}, {0, 0, 0}};
     double log_wall = 0, log_cpu = 0; /* sums of ln(b/a) over the pairs */
-    uint64_t state = seed;
+    uint64_t state = seed, turns = ~seed; /* the pairs' orders, and the lengths of interleaved turns */
     int failed = 0, b_first = 0;
     for (long k = 1; k <= repeat; k++) {
         struct execution ex[2];
@@ -599,7 +602,7 @@ int main(int argc, char **argv)
             int pinned[2] = {cores[(k + 1) % 2], cores[k % 2]}; /* a on c0 in odd pairs, on c1 in even ones */
             if (duet(exec_argv, pinned, ex) != 0) return 2;
         }
-        if (interleave_mode && interleave(exec_argv, cores[0], order[0], ex) != 0) return 2;
+        if (interleave_mode && interleave(exec_argv, cores[0], order[0], &turns, ex) != 0) return 2;
         for (int j = 0; j < sides; j++) {
             int code = report(k, sides == 2 ? order[j] : -1, &ex[order[j]], &tally[order[j]]);
             if (code && !failed) failed = code;

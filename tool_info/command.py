@@ -35,8 +35,8 @@ and `pairs`. Options of a pair only:
     --duet             a and b start together, each on one of the run's first two cores (the run
                        needs two: cpuCores="2"), not back to back
     --interleave       a and b start together on one core, which cmdrun hands to each in turn
-                       every millisecond: a slow spell of the machine falls on both; only their
-                       CPU times compare (each one's wall time includes the other's turns)
+                       (turns of 1.2 to 2.2 ms): a slow spell of the machine falls on both; only
+                       their CPU times compare (each one's wall time includes the other's turns)
     --task-name NAME   give it as ${taskdef_name}: BenchExec tells the module a task's input
                        files, not its task file, whose name carries the repetition number
                        (`run.r007.yml`: 7)

@@ -308,7 +308,7 @@ def add_parser(commands, positive_int, probability):
                         help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
                         "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
                         "invocation runs both, pair by pair back to back in a seeded order, compared inside it (CPU and "
-                        "wall time); interleaved: both at once on one core, handed to each in turn every millisecond (CPU "
+                        "wall time); interleaved: both at once on one core, handed to each in turn every 1-2 ms (CPU "
                         "time only; the steadiest on a shared host); duet: both at once on two cores; separate: an "
                         "invocation per side. Two benchmark definitions: blocks (auto) or separate. docs/designs.md says "
                         "which to choose")

@@ -6,7 +6,7 @@ on a shared VM, often more than the change sought) into every comparison. Here e
 invocation runs both: every run of the one definition DIR/paired.xml is a batch of K pairs, cmdrun
 timing each execution (blocks: the two back to back, in couples of opposite orders drawn from a
 seed that changes per invocation; interleaved: both at once on one core, which cmdrun hands to
-each in turn every millisecond, so a slow spell of a shared host falls on both; duet: both at
+each in turn for 1.2 to 2.2 ms, so a slow spell of a shared host falls on both; duet: both at
 once on two cores, swapped every other pair). The pair's
 log ratio cancels what the machine did to both; analysis.tools.compare.blocks takes the
 invocation as the unit. BenchExec's cost per run (about 0.15 s) is paid once per K pairs: K is
@@ -472,7 +472,7 @@ def summary(run):
     """One line: the design that ran and why its verdict holds."""
     b = run.batch
     how = {"duet": "both sides at once on two cores, swapped every other pair",
-           "interleaved": "both sides at once on one core, handed to each in turn every millisecond, each side "
+           "interleaved": "both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side "
                           "first in half the pairs; their CPU times compared"}.get(run.design) or (
         f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, another "
         "per invocation")

@@ -1,5 +1,6 @@
 """
-`timekit ab 'CMD A' 'CMD B'` under a paired design (blocks, the default, interleaved or duet).
+`timekit ab 'CMD A' 'CMD B'` under a paired design: blocks, interleaved or duet (auto, the
+default, picks interleaved or blocks from a pilot pair: choose_design).
 
 Separate invocations for base and new let the machine's drift between invocations (CV 1-3 %
 on a shared VM, often more than the change sought) into every comparison. Here each benchexec
@@ -161,8 +162,9 @@ def time_pairs(rundefinition, options, design):
                                   timeout=600, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
             break
-        timed += executions.parse(done.stdout)
-        found += [together(e.wall for e in timed if e.index == k) for k in sorted({e.index for e in timed})]
+        batch = executions.parse(done.stdout)
+        timed += batch
+        found += [together(e.wall for e in batch if e.index == k) for k in sorted({e.index for e in batch})]
         if not found or found[0] > SHORT_PAIR:
             break
     if not found:

@@ -259,6 +259,26 @@ static void stop_filler(struct filler *f)
     f->pid = -1;
 }
 
+/* A child reaped while both sides of a pair run: a filler that ended before the other side is
+ * replaced by another (returns -1); a side's execution is recorded, its wall time `wall` (returns s). */
+static int reaped(pid_t done, int status, const struct rusage *ru, double wall, char **argv[2], const pid_t pid[2],
+                  const int cores[2], int busy, struct filler filler[2], struct execution ex[2])
+{
+    if (busy >= 0 && done == filler[busy].pid) {
+        filler[busy] = fork_filler(argv[busy], cores[busy]);
+        release_filler(&filler[busy]);
+        return -1;
+    }
+    int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
+    if (s >= 0) {
+        ex[s].wall = wall;
+        ex[s].ru = *ru;
+        ex[s].code = exit_code(status);
+        ex[s].core = cores[s];
+    }
+    return s;
+}
+
 /* Both sides at once: side s forked and pinned to cores[s], then both released by closing a pipe
  * they wait on; each one's wall time runs from the release to the wait4 that reaped it. Returns 0,
  * or -1 (said on stderr) when they could not be started; never returns with a child left. */
@@ -318,17 +338,8 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
             stop_filler(&filler[1]);
             return -1; /* ECHILD: no child left */
         }
-        if (busy >= 0 && done == filler[busy].pid) { /* it ended before the other side: another one */
-            filler[busy] = fork_filler(argv[busy], cores[busy]);
-            release_filler(&filler[busy]);
-            continue;
-        }
-        int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
+        int s = reaped(done, status, &ru, end - start, argv, pid, cores, busy, filler, ex);
         if (s < 0) continue;
-        ex[s].wall = end - start;
-        ex[s].ru = ru;
-        ex[s].code = exit_code(status);
-        ex[s].core = cores[s];
         left--;
         if (left == 1 && ex[s].code == 0) { /* the shorter side: its core stays busy until the other ends */
             release_filler(&filler[s]);
@@ -397,6 +408,7 @@ static int interleave(char **argv[2], int core, int first, uint64_t *turns, stru
         kill_side(pid[0]);
         return -1;
     }
+    const int cores[2] = {core, core};
     struct filler filler[2] = {fork_filler(argv[0], core), fork_filler(argv[1], core)};
     int turn = first, left = 2, busy = -1, alive[2] = {1, 1};
     double start = kit_now();
@@ -409,16 +421,8 @@ static int interleave(char **argv[2], int core, int first, uint64_t *turns, stru
         pid_t done;
         while ((done = wait4(-1, &status, WNOHANG, &ru)) > 0) {
             double end = kit_now();
-            if (busy >= 0 && done == filler[busy].pid) { /* it ended before the other side: another one */
-                filler[busy] = fork_filler(argv[busy], core);
-                release_filler(&filler[busy]);
-                continue;
-            }
-            int s = done == pid[0] ? 0 : done == pid[1] ? 1 : -1;
+            int s = reaped(done, status, &ru, end - start, argv, pid, cores, busy, filler, ex);
             if (s < 0) continue;
-            ex[s].wall = end - start;
-            ex[s].ru = ru;
-            ex[s].code = exit_code(status);
             ex[s].core = -1; /* one core for both: the strata are who had the first turn, as back to back */
             alive[s] = 0;
             left--;

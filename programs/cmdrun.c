@@ -431,6 +431,7 @@ static int interleave(char **argv[2], int core, int first, uint64_t *turns, stru
                 busy = s;
             }
         }
+        if (left == 0) break; /* (then ECHILD is no error: a filler that could not be forked left no child) */
         if (done < 0 && errno != EINTR) {
             fprintf(stderr, NAME ": wait4 failed: %s\n", strerror(errno));
             kill_side(alive[0] ? pid[0] : -1);
@@ -439,7 +440,6 @@ static int interleave(char **argv[2], int core, int first, uint64_t *turns, stru
             stop_filler(&filler[1]);
             return -1;
         }
-        if (left == 0) break;
         int next = !turn; /* the next turn: that side, or its filler (at SCHED_IDLE, it runs while the other is stopped) */
         if (alive[next] || busy == next) {
             if (alive[turn]) kill(-pid[turn], SIGSTOP);

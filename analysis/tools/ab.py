@@ -393,7 +393,7 @@ def _start_blocks(args, outdir, reruns):
     said on stderr, or --design separate)."""
     if args.design in ("duet", "interleaved"):
         raise ABError(f"--design {args.design} runs two shell commands at once; two benchmark definitions run under "
-                      "--design blocks (the default) or separate")
+                      "--design blocks (what auto, the default, runs for them) or separate")
     if args.design not in ("auto", "blocks"):
         return None
     lint.require_valid([args.base, args.new])

@@ -4,7 +4,7 @@
  *
  * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--escaped]
  *               -- COMMAND [ARG...]
- *        cmdrun [the options above] [--seed N] [--duet|--interleave] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
+ *        cmdrun [the options above] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
  *        cmdrun --version
  *
  * With a shell (default sh) COMMAND is one string, run as `SHELL -c COMMAND SHELL ARG...` (the ARGs
@@ -40,7 +40,11 @@
  * needs two CPUs in the set. --interleave starts both at once on the first CPU of the set and hands
  * that core to each in turn, for 1.2 to 2.2 ms at a time (each side first in half the pairs, drawn
  * as back to back); the side that ends first is replaced by a filler until the other ends; only the CPU
- * times compare (interleave()). The summary is then a-walltime, a-cputime, b-walltime,
+ * times compare (interleave()). --sentinel S, with --duet or --interleave, runs one couple of every S
+ * (drawn from the seed; at least one per run) back to back instead: the run then holds each side
+ * timed alone beside its times under the design, and `timekit ab` checks that the design leaves
+ * each side's cost as it is alone. Such lines end in mode=alone, the others in mode=duet or
+ * mode=interleave. The summary is then a-walltime, a-cputime, b-walltime,
  * b-cputime (means per execution, s), logratio-walltime and logratio-cputime (the mean over the
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
  * duet=1, with --interleave, interleave=1.
@@ -65,7 +69,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
-                    "[--escaped] [--seed N] [--duet|--interleave] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+                    "[--escaped] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
 }
 
 /* %24 -> '$', %7E -> '~', %25 -> '%', in place */
@@ -192,6 +196,7 @@ struct execution {
     double wall;
     struct rusage ru;
     int code, core; /* core -1: not pinned */
+    const char *mode; /* "interleave" or "duet" when timed beside the other side, "alone" for a sentinel pair */
 };
 
 /* A filler: side s's command again on its core, untimed, its output discarded, at SCHED_IDLE (cmdrun's
@@ -465,6 +470,7 @@ static int report(long k, int side, const struct execution *ex, struct tally *t)
     if (side >= 0) printf(" side=%c", 'a' + side);
     printf(" wall=%.9f user=%.6f sys=%.6f status=%d", ex->wall, user, sys, ex->code);
     if (ex->core >= 0) printf(" core=%d", ex->core);
+    if (ex->mode) printf(" mode=%s", ex->mode);
     printf("\n");
     t->wall += ex->wall;
     t->user += user;
@@ -485,6 +491,7 @@ int main(int argc, char **argv)
     char *prepare = NULL;
     long repeat = 1;
     uint64_t seed = 0;
+    long sentinel = 0;
     int warmup = 0, escaped = 0, duet_mode = 0, interleave_mode = 0, seeded = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--warmup") == 0) warmup = 1;
@@ -499,6 +506,13 @@ int main(int argc, char **argv)
             repeat = strtol(argv[++i], &end, 10);
             if (*end || repeat < 1) {
                 fprintf(stderr, NAME ": --repeat must be a positive integer, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (i + 1 < argc && strcmp(argv[i], "--sentinel") == 0) {
+            char *end;
+            sentinel = strtol(argv[++i], &end, 10);
+            if (*end || sentinel < 1) {
+                fprintf(stderr, NAME ": --sentinel must be a positive integer, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) {
@@ -539,6 +553,10 @@ int main(int argc, char **argv)
         fprintf(stderr, NAME ": --duet, --interleave and --seed are for two commands: -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]\n");
         return 2;
     }
+    if (sentinel && !duet_mode && !interleave_mode) {
+        fprintf(stderr, NAME ": --sentinel puts back-to-back pairs among --duet or --interleave ones: give one of them\n");
+        return 2;
+    }
     if (duet_mode && interleave_mode) {
         fprintf(stderr, NAME ": --duet runs the sides on two cores, --interleave on one: give one of them\n");
         return 2;
@@ -575,13 +593,21 @@ int main(int argc, char **argv)
     struct tally tally[2] = {{0, 0, 0}, {0, 0, 0}};
     double log_wall = 0, log_cpu = 0; /* sums of ln(b/a) over the pairs */
     uint64_t state = seed, turns = ~seed; /* the pairs' orders, and the lengths of interleaved turns */
+    uint64_t sentinels = seed ^ 0x5e471e15ULL; /* which couple of each group is back to back */
+    long alone_couple = 0;                     /* the couple of the current group that is (1-based) */
     int failed = 0, b_first = 0;
     for (long k = 1; k <= repeat; k++) {
         struct execution ex[2];
         int order[2] = {0, 1}; /* the sides in the order they start */
         if (k % 2) b_first = (int)(kit_splitmix64(&state) & 1); /* a couple's first pair draws its order */
         else b_first = !b_first;                                  /* its second pair has the other one */
-        if (sides == 2 && !duet_mode && b_first) order[0] = 1, order[1] = 0;
+        long couple = (k + 1) / 2, group = sentinel ? (couple - 1) / sentinel : 0;
+        if (sentinel && (couple - 1) % sentinel == 0) { /* a new group of couples: draw its sentinel among those it will hold */
+            long couples = (repeat + 1) / 2, in_group = couples - group * sentinel < sentinel ? couples - group * sentinel : sentinel;
+            if (k % 2) alone_couple = group * sentinel + 1 + (long)(kit_splitmix64(&sentinels) % (uint64_t)in_group);
+        }
+        int together = (duet_mode || interleave_mode) && couple != alone_couple;
+        if (sides == 2 && (!duet_mode || !together) && b_first) order[0] = 1, order[1] = 0;
         for (int j = 0; j < sides; j++) {
             int s = order[j];
             if (prepare) {
@@ -595,18 +621,23 @@ int main(int argc, char **argv)
                     return 2;
                 }
             }
-            if (duet_mode || interleave_mode) continue; /* both prepared: they start together */
+            if (together) continue; /* both prepared: they start together */
             double start = kit_now();
             ex[s].code = run(exec_argv[s], &ex[s].ru);
             ex[s].wall = kit_now() - start;
             ex[s].core = -1;
+            ex[s].mode = sentinel ? "alone" : NULL;
             if (ex[s].code < 0) return 2;
         }
-        if (duet_mode) {
+        if (duet_mode && together) {
             int pinned[2] = {cores[(k + 1) % 2], cores[k % 2]}; /* a on c0 in odd pairs, on c1 in even ones */
             if (duet(exec_argv, pinned, ex) != 0) return 2;
+            ex[0].mode = ex[1].mode = "duet";
         }
-        if (interleave_mode && interleave(exec_argv, cores[0], order[0], &turns, ex) != 0) return 2;
+        if (interleave_mode && together) {
+            if (interleave(exec_argv, cores[0], order[0], &turns, ex) != 0) return 2;
+            ex[0].mode = ex[1].mode = "interleave";
+        }
         for (int j = 0; j < sides; j++) {
             int code = report(k, sides == 2 ? order[j] : -1, &ex[order[j]], &tally[order[j]]);
             if (code && !failed) failed = code;

@@ -224,27 +224,6 @@ def test_a_paired_design_compares_cmdruns_times_only():
 
 
 @pytest.mark.unit
-def test_auto_interleaves_commands_that_keep_their_core_busy_and_keeps_wall_time_for_the_others():
-    busy, waits, untimed = paired_ab.Pilot(0.04, 0.97), paired_ab.Pilot(0.04, 0.07), paired_ab.Pilot(math.nan, math.nan)
-    design, why = paired_ab.choose_design(busy, ())
-    assert design == "interleaved" and "CPU time 97% of wall time" in why
-    design, why = paired_ab.choose_design(waits, None)
-    assert design == "blocks" and "CPU time 7% of wall time" in why and "wall time counts too" in why
-    assert paired_ab.choose_design(busy, ["walltime"])[0] == "blocks"          # asked for: only blocks has it
-    assert paired_ab.choose_design(busy, ["exec-cputime"])[0] == "interleaved"
-    assert paired_ab.choose_design(untimed, ())[0] == "blocks"
-
-
-@pytest.mark.timing
-def test_auto_measures_a_pilot_pair_of_what_it_is_given(programs, scratch):
-    options = spec.Options(cwd=str(scratch))
-    busy = paired_ab.time_pairs({"base": f"{SPIN} 20000", "new": f"{SPIN} 20000", "prepare": ""}, options, "blocks")
-    waits = paired_ab.time_pairs({"base": "sleep 0.05", "new": "sleep 0.05", "prepare": ""}, options, "blocks")
-    assert busy.cpu_share > paired_ab.CPU_BOUND > 0.5 > waits.cpu_share, (busy, waits)
-    assert 0.08 < waits.seconds < 1                                              # a pair: both sides back to back
-
-
-@pytest.mark.unit
 def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
     options = spec.Options(runs=2, repeat=5, cwd=str(scratch))
     tasks = definition.write_tasks(scratch, options)

@@ -37,6 +37,9 @@ and `pairs`. Options of a pair only:
     --interleave       a and b start together on one core, which cmdrun hands to each in turn
                        (turns of 1.2 to 2.2 ms): a slow spell of the machine falls on both; only
                        their CPU times compare (each one's wall time includes the other's turns)
+    --sentinel S       with --duet or --interleave: one couple of pairs in every S couples runs back to back
+                       (at least one a run), so that the run holds each side's cost alone beside
+                       its cost under the design
     --task-name NAME   give it as ${taskdef_name}: BenchExec tells the module a task's input
                        files, not its task file, whose name carries the repetition number
                        (`run.r007.yml`: 7)
@@ -54,11 +57,13 @@ from benchexec.tools.template import UnsupportedFeatureException
 
 from tool_info.keyvalue import KeyValueTool
 
-OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name")
+OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name",
+                      "--sentinel")
 WARMUP = "--warmup"
 DUET = "--duet"
 INTERLEAVE = "--interleave"
-PAIR_ONLY = ("--seed", DUET, INTERLEAVE, "--task-name")   # meaningless without --versus
+SENTINEL = "--sentinel"
+PAIR_ONLY = ("--seed", DUET, INTERLEAVE, "--task-name", SENTINEL)   # meaningless without --versus
 SEED_STRIDE = 1000003   # seeds of different --seed values do not meet for a million repetitions
 PAIR_SEPARATOR = "---"  # cmdrun's word between side a and side b
 _REPETITION = re.compile(r"\.r0*(\d+)(\.yml)?$")   # analysis.core.tasks: <input>.r<k>.yml
@@ -87,6 +92,10 @@ def parse_options(options):
         raise UnsupportedFeatureException("command: --versus CMD needs --command CMD (side a)")
     if own.get(DUET) and own.get(INTERLEAVE):
         raise UnsupportedFeatureException("command: --duet runs a pair on two cores, --interleave on one: give one of them")
+    if SENTINEL in own and not (own.get(DUET) or own.get(INTERLEAVE)):
+        raise UnsupportedFeatureException("command: --sentinel S puts back-to-back pairs among --duet or --interleave ones")
+    if SENTINEL in own and not re.fullmatch(r"[1-9][0-9]*", own[SENTINEL]):
+        raise UnsupportedFeatureException(f"command: --sentinel must be a positive integer, got {own[SENTINEL]!r}")
     if "--versus" not in own:
         given = [name for name in PAIR_ONLY if name in own]
         if given:
@@ -163,6 +172,7 @@ class Tool(KeyValueTool):
             return [*line, "--", *words]
         line += ["--seed", str(pair_seed(own, task))]
         line += [flag for flag in (DUET, INTERLEAVE) if own.get(flag)]
+        line += [SENTINEL, own[SENTINEL]] if SENTINEL in own else []
         return [*line, "--", *words, PAIR_SEPARATOR, *versus]
 
     def determine_result(self, run):

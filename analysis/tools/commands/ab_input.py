@@ -166,6 +166,8 @@ def run(args, ab):
     report.export(args, figures, extra)
     if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured):
         return 1
+    if design_changed(measured):
+        return compare_mod.NOTHING_COMPARED
     if not any(rows for _, _, _, rows, _ in measured):
         print(f"{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared))
         return compare_mod.NOTHING_COMPARED
@@ -225,7 +227,7 @@ def _measure_paired(pair, directory, record, options, args, ab, note):
 def _plan(args, ab):
     """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
     return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
-            "load": args.load, "container": not args.no_container, "design": args.design}
+            "load": args.load, "container": not args.no_container, "design": args.design, "threshold": args.threshold}
 
 
 def _side_commands(pair, side):
@@ -274,6 +276,18 @@ def verdict_line(comparison, regressed, threshold):
     return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
 
 
+def design_changed(measured):
+    """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
+    blocks continuation: their verdict is undecided, and the gate must not pass on it."""
+    return [f"{pair['base']} → {pair['new']}: {paired_ab.undecided_by_design(run)}" for pair, run, *_ in measured
+            if isinstance(run, paired_ab.PairedRun) and paired_ab.undecided_by_design(run)]
+
+
+def design_changed_line(changed, exit_code):
+    return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
+            f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
+
+
 def _sides(pair, run, directory, rows, options, ab):
     """(base figures, new figures, BenchExec's Cost, the design's summary line, the machines warning)."""
     from analysis.tools.commands import figures as figures_mod
@@ -283,7 +297,8 @@ def _sides(pair, run, directory, rows, options, ab):
         base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"), run.design)
         new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"), run.design)
         batch = spec.Options(**run.options)
-        summary = "\n".join(filter(None, [paired_ab.summary(run), paired_ab.duet_note(run, pair, rows)]))
+        summary = "\n".join(filter(None, [paired_ab.summary(run), *paired_ab.colocation_lines(run),
+                                           paired_ab.duet_note(run, pair, rows)]))
         return base, new, figures_mod.benchexec_cost(found, batch), summary, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
@@ -314,10 +329,14 @@ def _report(measured, options, args, ab, compare_mod):
     if args.format in ("text", "markdown"):
         batched = options if not isinstance(measured[0][1], paired_ab.PairedRun) else spec.Options(**measured[0][1].options)
         parts.append("\n".join(output.cost_lines(costs[0], figures, batched)))
-        parts.append(verdict_line(comparison, regressed, args.threshold))
-    extra = {"comparison": comparison, "regression": regressed,
+        changed = design_changed(measured)
+        parts.append(design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+                     else verdict_line(comparison, regressed, args.threshold))
+    extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": design_changed(measured),
              "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"),
                      "design_why": getattr(run, "design_why", ""), "reruns": run.reruns,
+                     **({"cores": run.cores, "pilot": run.pilot, "colocation": run.colocation, "flagged": run.flagged,
+                         "switched": run.switched} if isinstance(run, paired_ab.PairedRun) else {}),
                      "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential.to_dict()}
                     for (_, run, directory, _, sequential), summary in zip(measured, summaries)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured

@@ -57,8 +57,8 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
     command, prepare, versus)], --repeat K being K pairs (tool_info.command's --versus)."""
     path = Path(path)
     root = etree.Element("benchmark", tool=TOOL)
-    if paired:  # blocks and interleaved: both sides on one core; duet pins them to two cores of the run's set
-        root.set("cpuCores", "2" if paired["design"] == "duet" else "1")
+    if paired:  # blocks and interleaved: both sides on one core (more for threads); duet pins them to two
+        root.set("cpuCores", "2" if paired["design"] == "duet" else str(paired.get("cores", 1)))
     root.addprevious(etree.Comment(f" {note} ".replace("--", "- -")))
     if options.cwd:
         _option(root, "--cwd", options.cwd)
@@ -71,6 +71,8 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
         _option(root, "--task-name", "${taskdef_name}")   # each run's repetition number: its own orders
         if PAIRED_DESIGNS[paired["design"]]:
             _option(root, PAIRED_DESIGNS[paired["design"]])
+        if paired.get("sentinel"):
+            _option(root, "--sentinel", str(paired["sentinel"]))
     for name, command, prepare, *versus in rundefinitions:
         rundefinition = etree.SubElement(root, "rundefinition", name=name)
         _option(rundefinition, "--command", command)

@@ -3,7 +3,8 @@ Every execution cmdrun timed, read back from the runs' log files.
 
 A BenchExec run of cmdrun holds K executions (--repeat K), or K pairs of two commands; its result
 file keeps one mean per column, its log file one line per execution:
-`cmdrun-execution K [side=a|b] wall=S user=S sys=S status=N [core=C]`. Statistics that pair the
+`cmdrun-execution K [side=a|b] wall=S user=S sys=S status=N [core=C] [mode=M]`. Under duet or
+interleaved, mode says whether the pair ran under the design or back to back (a sentinel pair). Statistics that pair the
 two sides execution by execution, or count every execution of a batch, read these lines here.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 from analysis.core.tasks import input_of
 from analysis.tools.commands.definition import RUNS
 
+ALONE = "alone"
 _LINE = re.compile(r"^cmdrun-execution (\d+)((?: [a-z]+=\S+)+)\s*$", re.MULTILINE)
 _FIELD = re.compile(r"([a-z]+)=(\S+)")
 
@@ -34,6 +36,11 @@ class Execution:
     sys: float
     status: int
     core: int = -1     # duet: the core it was pinned to
+    mode: str = ALONE  # "interleave" or "duet": timed beside the other side; ALONE: back to back
+
+    @property
+    def together(self):
+        return self.mode != ALONE
 
     @property
     def cpu(self):
@@ -63,7 +70,7 @@ def parse(text):
         try:
             found.append(Execution(int(match.group(1)), values.get("side", "a"), float(values["wall"]),
                                    float(values["user"]), float(values["sys"]), int(values["status"]),
-                                   int(values.get("core", -1))))
+                                   int(values.get("core", -1)), values.get("mode", ALONE)))
         except (KeyError, ValueError):
             continue
     return found
@@ -113,24 +120,27 @@ def _runs(archive, rundefinition, tasks):
     return runs
 
 
-def pair_log_ratios(invocation, column):
-    """ln(b / a) of every pair of the invocation whose two sides were timed and positive."""
-    return np.array([r for r, _ in _pairs(invocation, column)])
+def pair_log_ratios(invocation, column, together=None):
+    """ln(b / a) of every pair of the invocation whose two sides were timed and positive (together:
+    only the pairs timed under a co-located design, True, or back to back, False)."""
+    return np.array([r for r, _ in _pairs(invocation, column, together)])
 
 
-def pair_strata(invocation, column):
+def pair_strata(invocation, column, together=None):
     """The same pairs' strata: which side started first (blocks), or a's core (duet). A side that
     starts first in a run, or runs on a faster core, is faster; the order and the cores are
     random or alternate, so the effect cancels over pairs, but it splits the pairs' ratios into
     two groups, and an invocation's median lands in the larger group."""
-    return [stratum for _, stratum in _pairs(invocation, column)]
+    return [stratum for _, stratum in _pairs(invocation, column, together)]
 
 
-def _pairs(invocation, column):
+def _pairs(invocation, column, together=None):
     out = []
     for run in invocation.runs:
         sides, first = {}, {}
         for e in run:
+            if together is not None and e.together != together:
+                continue
             sides.setdefault(e.index, {})[e.side] = e
             first.setdefault(e.index, e.side)
         for index, pair in sides.items():
@@ -141,5 +151,11 @@ def _pairs(invocation, column):
     return out
 
 
-def side_values(invocation, side, column):
-    return np.array([e.value(column) for e in invocation.executions if e.side == side])
+def side_values(invocation, side, column, together=None):
+    return np.array([e.value(column) for e in invocation.executions
+                     if e.side == side and (together is None or e.together == together)])
+
+
+def co_located(invocation):
+    """Whether the invocation ran its pairs under a co-located design (duet, interleaved)."""
+    return any(e.together for e in invocation.executions)

@@ -48,8 +48,7 @@ MIN_PAIRS = 3
 INVOCATION_COST = 0.5     # s BenchExec spends once per invocation here, besides its runs
 MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
-SHORT_PAIR = 0.1          # s: a pair this short is timed five more times before the batch is chosen
-CPU_BOUND = 0.8           # auto interleaves where both sides' CPU time is at least this share of their wall time
+SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
 
 
 COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
@@ -121,6 +120,11 @@ class PairedRun(StepsRecord):
     tasksets: list = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
     design_why: str = ""     # why --design auto chose it ("": given)
+    cores: int = 1           # cores a run gets: more where a command runs threads (pilot.Alone)
+    pilot: dict = field(default_factory=dict)        # auto's co-location pilot (colocation.Check.to_dict)
+    colocation: dict = field(default_factory=dict)   # the sentinel's last Check over the invocations
+    switched: int = 0        # the invocation from which a flagged co-located design ran as blocks (0: never)
+    flagged: str = ""        # why the co-located pairs give no verdict ("": they do)
 
     @property
     def rundefinitions(self):
@@ -134,61 +138,6 @@ def _experiment(outdir, names):
     outdir = Path(outdir)
     return Experiment(name="paired", inputs=(), rundefinitions=tuple(names), benchmark=outdir / DEFINITION,
                       task_dir=outdir / "tasks")
-
-
-@dataclass
-class Pilot:
-    """One pair timed by cmdrun outside BenchExec before the first invocation."""
-
-    seconds: float     # a pair's wall time (nan: not timed)
-    cpu_share: float   # the lower of the two sides' CPU time / wall time (nan: not timed)
-
-
-def time_pairs(rundefinition, options, design):
-    """The Pilot of a pair: one pair, and for a short one the median of five more (a single short
-    pair moves by a factor of two on a shared VM)."""
-    cmdrun = runner.PROGRAMS / "bin" / "cmdrun"
-    sides = [rundefinition["base"], "---", rundefinition["new"]]
-    if options.shell == "none":
-        sides = [*shlex.split(rundefinition["base"]), "---", *shlex.split(rundefinition["new"])]
-    flag = definition.PAIRED_DESIGNS[design]
-    line = [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *([flag] if flag else []),
-            *(["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else [])]
-    together = sum if design == "blocks" else max   # back to back, or at once
-    found, timed = [], []
-    for repeat in (1, 5):
-        try:
-            done = subprocess.run([*line, "--repeat", str(repeat), "--", *sides], capture_output=True, text=True,
-                                  timeout=600, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired):
-            break
-        batch = executions.parse(done.stdout)
-        timed += batch
-        found += [together(e.wall for e in batch if e.index == k) for k in sorted({e.index for e in batch})]
-        if not found or found[0] > SHORT_PAIR:
-            break
-    if not found:
-        return Pilot(math.nan, math.nan)
-    walls = {side: sum(e.wall for e in timed if e.side == side) for side in "ab"}
-    cpus = {side: sum(e.cpu for e in timed if e.side == side) for side in "ab"}
-    share = min(cpus[s] / walls[s] if walls[s] > 0 else math.nan for s in "ab")
-    return Pilot(float(np.median(found)), share)
-
-
-def choose_design(pilot, columns):
-    """(design, why) for --design auto: interleaved where both commands kept their core busy in the
-    pilot pair (CPU time at least CPU_BOUND of wall time) and no wall time is asked for, since
-    interleaving cancels a shared host's slow spells that back to back pairs meet on one side
-    only; else blocks, which compares wall time too (a command that waits is judged by it)."""
-    if any(ALIASES.get(c, c) == "exec-walltime" for c in columns or ()):
-        return "blocks", "wall time is asked for, which only back to back pairs compare"
-    if not math.isfinite(pilot.cpu_share):
-        return "blocks", "the pilot pair could not be timed"
-    if pilot.cpu_share >= CPU_BOUND:
-        return "interleaved", (f"both commands kept their core busy in a pilot pair, CPU time {pilot.cpu_share:.0%} of "
-                               "wall time, so their CPU times are compared; --design blocks compares wall time too")
-    return "blocks", (f"CPU time {pilot.cpu_share:.0%} of wall time in a pilot pair, under {CPU_BOUND:.0%}: a command "
-                      "waits (or the machine was busy), so wall time counts too")
 
 
 def choose_batch(pair_seconds, options, given_runs, given_repeat):
@@ -217,8 +166,10 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
 
 
 def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
-    """A new paired A/B directory: one pair timed, the design (for auto) and the batch chosen,
+    """A new paired A/B directory: the pair timed, the design (for auto) and the batch chosen,
     tasks and the definition."""
+    from analysis.tools.commands import pilot
+
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
         raise PairedError(f"{outdir}: already holds a paired A/B run; use --resume or another --output")
@@ -226,26 +177,47 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
         raise PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
                           f"{len(os.sched_getaffinity(0))}: use --design blocks")
     runner.build_programs()
-    pilot = time_pairs(pair["rundefinitions"][0], options, "blocks" if design == "auto" else design)
-    design, why = choose_design(pilot, columns) if design == "auto" else (design, "")
-    batch = choose_batch(pilot.seconds, options, given_runs, given_repeat)
+    rundefinition = pair["rundefinitions"][0]
+    if design == "auto":
+        choice = pilot.choose(rundefinition, options, columns, plan.get("threshold", 0.02))
+    else:
+        choice = pilot.Choice(design, pilot.time_alone(rundefinition, options))
+        if design in CO_LOCATED and choice.alone.threaded:
+            raise PairedError(f"--design {design} pins each side to one core, but a command runs threads (CPU time "
+                              f"{choice.alone.cores:.0%} of its wall time alone): use --design blocks, which runs "
+                              f"them on {choice.alone.cores_used} cores as they run alone (auto chooses it)")
+    batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
     tasks = definition.write_tasks(outdir, batch_options)
-    note = (f"Written by `{command_line}` on {now()}: an A/B run of shell commands under the {design} design, "
-            f"every run {batch.pairs_per_run} pair(s) of base (--command) and new (--versus). An ordinary BenchExec "
-            "definition: from the kit's checkout, `benchexec THIS.xml` reruns it.")
-    path = definition.write_definition(outdir / DEFINITION, [(r["name"], r["base"], r["prepare"], r["new"])
-                                                             for r in pair["rundefinitions"]],
-                                       batch_options, tasks, note, paired={"seed": plan["seed"], "design": design})
-    lint.require_valid([path])
-    run = PairedRun(design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"], plan["reruns"],
-                    max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"], plan["container"], now(),
-                    design_why=why)
+    cores = choice.alone.cores_used if choice.design == "blocks" else 1
+    run = PairedRun(choice.design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"],
+                    plan["reruns"], max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"],
+                    plan["container"], now(), design_why=choice.why, cores=cores,
+                    pilot=choice.check.to_dict() if choice.check else {})
+    write(run, outdir, command_line)
     for rerun in range(1, run.reruns + 1):
         run.plan(rerun)
     run.save(outdir)
     return run
+
+
+CO_LOCATED = ("interleaved", "duet")
+
+
+def write(run, outdir, command_line=""):
+    """DIR/paired.xml for the run's design (again when a flagged design goes on as blocks)."""
+    outdir = Path(outdir)
+    options = Options(**run.options)
+    note = (f"Written by `{command_line or 'timekit ab'}` on {now()}: an A/B run of shell commands under the {run.design} "
+            f"design, every run {options.repeat} pair(s) of base (--command) and new (--versus). An ordinary BenchExec "
+            "definition: from the kit's checkout, `benchexec THIS.xml` reruns it.")
+    paired = {"seed": run.seed, "design": run.design, "cores": run.cores,
+              "sentinel": SENTINEL if run.design in CO_LOCATED else 0}
+    path = definition.write_definition(outdir / DEFINITION, [(r["name"], r["base"], r["prepare"], r["new"])
+                                                             for r in run.pairs],
+                                       options, outdir / "tasks", note, paired=paired)
+    lint.require_valid([path])
 
 
 def invocations_in(run, budget):
@@ -316,10 +288,56 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
     def rows_and_series(found):
         from analysis.tools.compare import blocks  # scipy: imported beside the first invocation
 
-        return (blocks.compare(found, run.rundefinitions, columns, alpha, threshold),
-                lambda: blocks.log_series(found, run.rundefinitions, columns))
+        watch(run, found, threshold, outdir, out)
+        alone = bool(run.flagged)   # the co-located pairs give no verdict: the back-to-back ones do
+        return (blocks.compare(found, run.rundefinitions, columns, alpha, threshold, alone),
+                lambda: blocks.log_series(found, run.rundefinitions, columns, alone))
 
     return measure_loop(run, outdir, lambda: run_pending(run, outdir, out), rows_and_series, alpha, threshold, out)
+
+
+def watch(run, found, threshold, outdir, out=sys.stderr):
+    """The sentinel: after every invocation of a co-located design, the co-location Check of each
+    run definition. The first that is flagged ends the co-located pairs' say: the rows come from
+    the back-to-back pairs, and with --until-decided the invocations that follow run as blocks."""
+    from analysis.tools.commands import colocation
+
+    if run.design not in CO_LOCATED and not run.switched:
+        return
+    design = run.design if run.design in CO_LOCATED else run.colocation.get("design", "interleaved")
+    checks = {name: colocation.check(executions.of_tables(found, name), design, threshold) for name in run.rundefinitions}
+    run.colocation = {"design": design, "checks": {name: c.to_dict() for name, c in checks.items()}}
+    flagged = [(name, c) for name, c in checks.items() if c.flagged]
+    if flagged and not run.flagged:
+        name, c = flagged[0]
+        run.flagged = colocation.reason(c) + (f" ({name})" if len(run.rundefinitions) > 1 else "")
+        if run.until_decided:
+            run.switched, run.design = run.reruns + 1, "blocks"
+            write(run, outdir)
+            print(f"  sentinel: {run.flagged}; from invocation {run.switched} on, both sides run back to back "
+                  "(blocks), and the verdict comes from back-to-back pairs only", file=out, flush=True)
+        else:
+            print(f"  sentinel: {run.flagged}; the verdict comes from back-to-back pairs only", file=out, flush=True)
+    run.save(outdir)
+
+
+def colocation_lines(run):
+    """The co-location check's lines for the output (none for a run that never was co-located)."""
+    from analysis.tools.commands import colocation
+
+    lines = []
+    for name, data in (run.colocation.get("checks") or {}).items():
+        found = colocation.render(colocation.Check.from_dict(data))
+        lines += [f"{name}: {found[0]}", *found[1:]] if len(run.colocation["checks"]) > 1 else found
+    if run.switched:
+        lines.append(f"  invocations {run.switched} to {run.reruns} ran as blocks (both sides back to back)")
+    return lines
+
+
+def undecided_by_design(run):
+    """Why the run ends undecided because its design changes what it measures ("" where it does not):
+    flagged, and not gone on as blocks."""
+    return run.flagged if run.flagged and not run.switched else ""
 
 
 def measure_loop(run, outdir, pending, rows_and_series, alpha, threshold, out):

@@ -25,15 +25,25 @@ UNIT = "pair"
 CHUNK = r"\.chunk\d+"   # the suffix of a run definition's chunk of the task set (analysis.tools.ab_blocks)
 
 
-def invocation_log_ratios(invocations, column):
+def chosen_pairs(invocation, alone):
+    """Which pairs of an invocation its observation rests on (executions.pair_log_ratios' `together`):
+    under a co-located design its pairs timed together, not the sentinel's back-to-back ones;
+    with `alone`, only pairs timed back to back (every pair of a blocks invocation)."""
+    if alone:
+        return False
+    return True if executions.co_located(invocation) else None
+
+
+def invocation_log_ratios(invocations, column, alone=False):
     """Per invocation, its observation (`observation`) and its pairs' ln(new / base) (invocations
-    without a pair are skipped)."""
+    without a pair are skipped); `alone`: of the pairs timed back to back only (chosen_pairs)."""
     logs, pairs = [], []
     for invocation in invocations:
-        ratios = executions.pair_log_ratios(invocation, column)
+        together = chosen_pairs(invocation, alone)
+        ratios = executions.pair_log_ratios(invocation, column, together)
         if ratios.size:
-            duet = any(e.core >= 0 for e in invocation.executions)
-            logs.append(observation(ratios, executions.pair_strata(invocation, column), duet))
+            duet = together is True and any(e.core >= 0 for e in invocation.executions)
+            logs.append(observation(ratios, executions.pair_strata(invocation, column, together), duet))
             pairs.append(ratios)
     return np.array(logs), pairs
 
@@ -71,11 +81,12 @@ def balanced_median(values, strata):
     return float(values[i])
 
 
-def row(rundefinition, column, invocations):
-    """The Row of one run definition and column (None with fewer than 2 invocations holding a pair)."""
-    logs, pairs = invocation_log_ratios(invocations, column)
-    a = np.concatenate([executions.side_values(i, "a", column) for i in invocations] or [[]])
-    b = np.concatenate([executions.side_values(i, "b", column) for i in invocations] or [[]])
+def row(rundefinition, column, invocations, alone=False):
+    """The Row of one run definition and column (None with fewer than 2 invocations holding a pair);
+    `alone`: from the pairs timed back to back only."""
+    logs, pairs = invocation_log_ratios(invocations, column, alone)
+    a = np.concatenate([executions.side_values(i, "a", column, chosen_pairs(i, alone)) for i in invocations] or [[]])
+    b = np.concatenate([executions.side_values(i, "b", column, chosen_pairs(i, alone)) for i in invocations] or [[]])
     spread = [x.var(ddof=1) for x in pairs if x.size > 1]
     return row_of(rundefinition, "run", column, logs, a, b, float(np.sqrt(np.mean(spread))) if spread else math.nan)
 
@@ -155,21 +166,22 @@ def definition_log_series(tables, names, columns):
             for r in result.rows]
 
 
-def compare(tables, rundefinitions, columns, alpha, threshold):
+def compare(tables, rundefinitions, columns, alpha, threshold, alone=False):
     """compare's Result over the paired runs of `rundefinitions` in `tables` (one benchexec
-    invocation per rerun, each run a batch of pairs)."""
+    invocation per rerun, each run a batch of pairs); `alone`: from the pairs timed back to back
+    only (a co-located design the sentinel flagged)."""
     def row_or_reason(name, column):
         invocations = executions.of_tables(tables, name)
-        return row(name, column, invocations), f"{len(invocations)} invocation(s) with a timed pair, 2+ needed"
+        return row(name, column, invocations, alone), f"{len(invocations)} invocation(s) with a timed pair, 2+ needed"
 
     return _result(columns, rundefinitions, row_or_reason, alpha, threshold)
 
 
-def log_series(tables, rundefinitions, columns):
+def log_series(tables, rundefinitions, columns, alone=False):
     """[(label, per-invocation log ratios, pairs per invocation)] per row, as compare forms them."""
     out = []
     for column in columns:
         for name in rundefinitions:
-            logs, pairs = invocation_log_ratios(executions.of_tables(tables, name), column)
+            logs, pairs = invocation_log_ratios(executions.of_tables(tables, name), column, alone)
             out.append((f"{name} / run ({column})", logs, [p.size for p in pairs]))
     return out

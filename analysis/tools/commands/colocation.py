@@ -1,0 +1,155 @@
+"""
+What a co-located design (interleaved, duet) does to each side's cost, and whether its verdict
+still speaks of the programs as they run alone.
+
+Run at the same time, two commands share caches, memory bandwidth and the core's turns: a
+pointer chase that fits the last-level cache alone paid 2.15 times its cost beside a stream, and a
+10 % slower build read as 47 % faster. A/A pairs cannot show it (the bias is symmetric there and
+cancels), so every co-located invocation also times a few pairs back to back (cmdrun's
+--sentinel), and this module compares the two kinds of pairs invocation by invocation:
+
+- a side's co-location factor: the median of its CPU times under the design over the median of
+  its CPU times back to back in the same invocation (1: the design leaves its cost as it is);
+- the bias: the invocation's observation under the design minus that of its back-to-back pairs
+  (both as analysis.tools.compare.blocks forms them), i.e. the ratio of the two sides' factors.
+
+Over the invocations (or the pilot's rounds) each is a mean of logs with a t interval (df M - 1).
+A design is flagged where its bias lies beyond the tolerance (a quarter of the threshold) with
+95 % confidence, or a side's cost changes by more than SIDE_LIMIT: both sides pay the design's
+switches (1 to 2.5 % for a pure compute loop here), which cancels in the ratio; a larger change
+means the design measures another program.
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from analysis.core import stats
+from analysis.tools.commands import executions
+
+COLUMN = "exec-cputime"   # the only column both co-located designs compare
+SIDE_LIMIT = 0.10         # a side whose cost changes more than this under the design is flagged
+MIN_UNITS = 2             # invocations (or pilot rounds) with both kinds of pairs to judge by
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A ratio (exp of a mean of logs) and its 95 % t interval over `units` invocations or rounds."""
+
+    ratio: float
+    low: float
+    high: float
+    units: int
+
+    @classmethod
+    def of_logs(cls, logs):
+        logs = np.asarray(logs, dtype=float)
+        if logs.size < MIN_UNITS:
+            return cls(math.nan, math.nan, math.nan, int(logs.size))
+        mean, half, _ = stats.log_ratio_t(logs)
+        return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size))
+
+    def beyond(self, limit):
+        """Whether the whole interval lies beyond 1 +- limit (on the log scale)."""
+        bound = math.log1p(limit)
+        return math.isfinite(self.low) and (math.log(self.low) > bound or math.log(self.high) < -bound)
+
+
+@dataclass(frozen=True)
+class Check:
+    """The co-location check of one run definition: each side's factor, the two estimates of
+    new / base, their ratio (the bias) and the verdict on the design."""
+
+    design: str
+    base: Estimate       # base's cost under the design / alone
+    new: Estimate
+    together: Estimate   # new / base under the design
+    alone: Estimate      # new / base back to back
+    bias: Estimate       # together / alone
+    tolerance: float     # the bias allowed: a quarter of the threshold
+    pairs_alone: int     # back-to-back pairs it rests on
+
+    @property
+    def judged(self):
+        return self.bias.units >= MIN_UNITS
+
+    @property
+    def flagged(self):
+        """The design changes what it measures: a bias beyond the tolerance, or a side's cost
+        changed beyond SIDE_LIMIT, each with 95 % confidence."""
+        return self.judged and (self.bias.beyond(self.tolerance) or self.base.beyond(SIDE_LIMIT)
+                                or self.new.beyond(SIDE_LIMIT))
+
+    def to_dict(self):
+        return {**asdict(self), "flagged": self.flagged}
+
+    @classmethod
+    def from_dict(cls, data):
+        fields = {k: Estimate(**v) if isinstance(v, dict) else v for k, v in data.items() if k != "flagged"}
+        return cls(**fields)
+
+
+def _median(values):
+    return float(np.median(values)) if len(values) else math.nan
+
+
+def check(invocations, design, threshold):
+    """The Check over the invocations (or pilot rounds) that hold pairs of both kinds."""
+    from analysis.tools.compare import blocks
+
+    base, new, together, alone, pairs_alone = [], [], [], [], 0
+    for invocation in invocations:
+        if not executions.co_located(invocation):
+            continue
+        logs_together, _ = blocks.invocation_log_ratios([invocation], COLUMN)
+        logs_alone, found = blocks.invocation_log_ratios([invocation], COLUMN, alone=True)
+        if not logs_together.size or not logs_alone.size:
+            continue
+        factors = [math.log(_median(executions.side_values(invocation, side, COLUMN, True))
+                            / _median(executions.side_values(invocation, side, COLUMN, False))) for side in "ab"]
+        base.append(factors[0])
+        new.append(factors[1])
+        together.append(float(logs_together[0]))
+        alone.append(float(logs_alone[0]))
+        pairs_alone += int(found[0].size)
+    bias = np.subtract(together, alone)
+    return Check(design, Estimate.of_logs(base), Estimate.of_logs(new), Estimate.of_logs(together),
+                 Estimate.of_logs(alone), Estimate.of_logs(bias), threshold / 4, pairs_alone)
+
+
+def _ratio(e):
+    return f"{e.ratio:.3f}x (95 % CI {e.low:.3f} … {e.high:.3f})"
+
+
+def _change(e):
+    return f"{100 * (e.ratio - 1):+.1f} % (CI {100 * (e.low - 1):+.1f} … {100 * (e.high - 1):+.1f} %)"
+
+
+DOING = {"interleaved": "interleaving", "duet": "running them at once"}
+
+
+def reason(c, base="base", new="new"):
+    """Why a flagged design does not give the verdict, in one clause."""
+    doing = DOING.get(c.design, c.design)
+    worst = max(((base, c.base), (new, c.new)), key=lambda s: abs(math.log(s[1].ratio)))
+    if worst[1].beyond(SIDE_LIMIT):
+        return (f"{doing} made {worst[0]} {worst[1].ratio:.2f}x as expensive as alone (CI {worst[1].low:.2f} … "
+                f"{worst[1].high:.2f}): the two share the core's caches or memory bandwidth")
+    return (f"{doing} moved the ratio by {_change(c.bias)} against back-to-back pairs, beyond the "
+            f"±{100 * c.tolerance:.2g} % tolerance: the design changes what it measures")
+
+
+def render(c):
+    """Lines for the output: the factors, both estimates of new / base, and what was concluded."""
+    if not c.judged:
+        return [f"co-location check: fewer than {MIN_UNITS} invocations held back-to-back pairs too; not judged"]
+    lines = [f"co-location ({c.design}, from {c.bias.units} invocations with {c.pairs_alone} back-to-back pairs): "
+             f"CPU time under the design / alone: base {_ratio(c.base)}, new {_ratio(c.new)}",
+             f"  new / base: under the design {_change(c.together)}; back to back {_change(c.alone)}"]
+    if c.flagged:
+        lines.append(f"  flagged: {reason(c)}; the verdict comes from the back-to-back pairs only")
+    else:
+        lines.append(f"  no bias beyond ±{100 * c.tolerance:.2g} % shown (the design's ratio / back to back: "
+                     f"{_change(c.bias)}); the verdict comes from the pairs under the design")
+    return lines

@@ -1,0 +1,146 @@
+"""
+Before the first invocation of `timekit ab 'A' 'B'`: the pair timed outside BenchExec, and the
+design auto chooses from it.
+
+Two steps. Back to back, unpinned (as the user runs the commands): how long a pair takes (the
+batch is sized from it), how much of its wall time each side keeps a core busy, and how many
+cores it uses (CPU time above wall time: threads). Then, for commands that keep one core busy,
+rounds of pairs on one core with half of the couples interleaved and half back to back (cmdrun
+--interleave --sentinel 2), until the co-location check (analysis.tools.commands.colocation) can
+tell a bias of a quarter of the threshold or the pilot's time is spent. auto interleaves only
+where that check shows no change of what the commands cost; everything else runs under blocks.
+"""
+
+import math
+import os
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.sweep import runner
+from analysis.tools.commands import colocation, executions
+
+SHORT_PAIR = 0.1       # s: a pair this short is timed five more times
+BUSY = 0.5             # a side whose CPU time is under this share of its wall time waits: blocks
+THREADS = 1.1          # a side whose CPU time is above this share of its wall time runs threads
+ROUND_SECONDS = 0.25   # pairs per pilot round: about this long, at least ROUND_PAIRS
+ROUND_PAIRS = 4        # two couples: one interleaved, one back to back (--sentinel 2)
+MIN_ROUNDS, MAX_ROUNDS = 4, 12
+PILOT_SECONDS = 4.0    # the co-location pilot stops after this long, precise enough or not
+
+
+@dataclass(frozen=True)
+class Alone:
+    """A pair timed back to back, unpinned, before the first invocation."""
+
+    seconds: float     # a pair's wall time (nan: not timed)
+    cpu_share: float   # the lower of the two sides' CPU time / wall time (nan: not timed)
+    cores: float       # the higher of the two sides' CPU time / wall time: cores used at once
+
+    @property
+    def threaded(self):
+        return math.isfinite(self.cores) and self.cores > THREADS
+
+    @property
+    def cores_used(self):
+        """Cores to give a run so that both sides run as they do alone."""
+        return max(1, min(len(os.sched_getaffinity(0)), math.ceil(self.cores - 0.05))) if self.threaded else 1
+
+
+def _cmdrun_line(rundefinition, options, *flags):
+    cmdrun = runner.PROGRAMS / "bin" / "cmdrun"
+    sides = [rundefinition["base"], "---", rundefinition["new"]]
+    if options.shell == "none":
+        sides = [*shlex.split(rundefinition["base"]), "---", *shlex.split(rundefinition["new"])]
+    prepare = ["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else []
+    return [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *flags, *prepare], ["--", *sides]
+
+
+def _timed(line, tail, repeat, seed=0):
+    try:
+        done = subprocess.run([*line, "--repeat", str(repeat), "--seed", str(seed), *tail], capture_output=True,
+                              text=True, timeout=600, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return executions.parse(done.stdout)
+
+
+def time_alone(rundefinition, options):
+    """The Alone of a pair: one pair, and for a short one five more (a single short pair moves by a
+    factor of two on a shared VM)."""
+    line, tail = _cmdrun_line(rundefinition, options)
+    found, timed = [], []
+    for repeat in (1, 5):
+        batch = _timed(line, tail, repeat)
+        timed += batch
+        found += [sum(e.wall for e in batch if e.index == k) for k in sorted({e.index for e in batch})]
+        if not found or found[0] > SHORT_PAIR:
+            break
+    if not found:
+        return Alone(math.nan, math.nan, math.nan)
+    shares = []
+    for side in "ab":
+        wall = sum(e.wall for e in timed if e.side == side)
+        shares.append(sum(e.cpu for e in timed if e.side == side) / wall if wall > 0 else math.nan)
+    return Alone(float(np.median(found)), min(shares), max(shares))
+
+
+def colocation_pilot(rundefinition, options, alone, threshold, out=None):
+    """The co-location Check of interleaving this pair, from rounds on one core of this process's
+    set, each a cmdrun run with every other couple back to back."""
+    core = min(os.sched_getaffinity(0))
+    line, tail = _cmdrun_line(rundefinition, options, "--interleave", "--sentinel", "2")
+    pairs = ROUND_PAIRS * max(1, math.ceil(ROUND_SECONDS / alone.seconds / ROUND_PAIRS)) if alone.seconds > 0 else ROUND_PAIRS
+    rounds, start = [], time.monotonic()
+    while len(rounds) < MAX_ROUNDS:
+        batch = _timed(["taskset", "-c", str(core), *line], tail, pairs, seed=len(rounds) + 1)
+        if not batch:
+            break
+        rounds.append(executions.Invocation(("pilot", len(rounds)), [[e for e in batch if e.status == 0]]))
+        result = colocation.check(rounds, "interleaved", threshold)
+        precise = result.judged and math.log(result.bias.high / result.bias.low) / 2 <= math.log1p(result.tolerance)
+        spent = time.monotonic() - start > PILOT_SECONDS
+        if len(rounds) >= MIN_ROUNDS and (precise or spent or result.flagged):
+            break
+    return colocation.check(rounds, "interleaved", threshold)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The design auto chose, the facts it chose by, and why (rendered last)."""
+
+    design: str
+    alone: Alone
+    check: colocation.Check = None
+    why: str = ""
+
+
+def choose(rundefinition, options, columns, threshold):
+    """auto's Choice: interleaved where both commands keep one core busy and a co-location pilot
+    shows that interleaving leaves what each costs as it is alone; else blocks."""
+    alone = time_alone(rundefinition, options)
+    pin = "; --design blocks or --design interleaved pins it"
+    if any(c in ("walltime", "exec-walltime") for c in columns or ()):
+        return Choice("blocks", alone, why="wall time is asked for, which only back-to-back pairs compare")
+    if not math.isfinite(alone.cpu_share):
+        return Choice("blocks", alone, why="the pilot pair could not be timed")
+    if alone.threaded:
+        return Choice("blocks", alone, why=(f"a command runs threads (CPU time {alone.cores:.0%} of wall time alone): "
+                                            f"back to back on {alone.cores_used} cores, as it runs alone"))
+    if alone.cpu_share < BUSY:
+        return Choice("blocks", alone, why=(f"a command waits (CPU time {alone.cpu_share:.0%} of wall time alone), "
+                                            f"so its wall time counts too{pin}"))
+    check = colocation_pilot(rundefinition, options, alone, threshold)
+    if not check.judged:
+        return Choice("blocks", alone, check, "the co-location pilot could not be timed")
+    if check.flagged:
+        return Choice("blocks", alone, check, colocation.reason(check) + pin)
+    return Choice("interleaved", alone, check, (
+        f"both commands keep one core busy, and in a pilot of {check.bias.units} rounds interleaving left each "
+        f"side's cost as it is alone within ±{100 * colocation.SIDE_LIMIT:g} % (base {check.base.ratio:.3f}x, new "
+        f"{check.new.ratio:.3f}x) and moved their ratio by {100 * (check.bias.ratio - 1):+.1f} % (CI "
+        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %); a sentinel of back-to-back "
+        f"pairs checks every invocation{pin}"))

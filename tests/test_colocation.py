@@ -1,0 +1,156 @@
+"""Verdicts about the programs as they run alone: cmdrun's sentinel pairs, the co-location check
+that compares them with the pairs under a co-located design, auto's pilot, and the run that a
+flagged design ends (never exit 0 on its co-located pairs)."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analysis.tools.commands import colocation, executions, paired_ab, pilot, spec
+from tests.helpers import REPO, run_isolated
+
+SPIN = REPO / "programs" / "bin" / "spin"
+CMDRUN = REPO / "programs" / "bin" / "cmdrun"
+
+
+def timekit(*argv, cwd):
+    return run_isolated([sys.executable, "-m", "analysis.cli", *map(str, argv)], cwd=cwd)
+
+
+def co_located_invocation(key, together, alone, factor_a=1.0, factor_b=1.0, base=0.02, design="interleave"):
+    """An Invocation whose pairs under the design have these ln(b/a) (each side's time times its
+    factor) and whose back-to-back pairs have `alone`'s."""
+    run, k = [], 0
+    for ratios, mode, fa, fb in ((together, design, factor_a, factor_b), (alone, executions.ALONE, 1.0, 1.0)):
+        for r in ratios:
+            k += 1
+            a, b = base * fa, base * math.exp(r) * fb
+            run += [executions.Execution(k, "a", a, a, 0.0, 0, mode=mode), executions.Execution(k, "b", b, b, 0.0, 0, mode=mode)]
+    return executions.Invocation(("paired", str(key)), [run])
+
+
+# ---------------------------------------------------------------------------------------------
+# the check on recorded shapes
+
+
+@pytest.mark.unit
+def test_a_design_that_leaves_both_costs_alone_passes_and_one_that_changes_a_side_is_flagged():
+    rng = np.random.default_rng(1)
+    noise = lambda n: rng.normal(0, 0.01, n)   # noqa: E731
+    # the design adds 1.5 % to both sides (its switches): the ratio is kept, the check passes
+    fair = [co_located_invocation(i, 0.05 + noise(20), 0.05 + noise(6), 1.015, 1.015) for i in range(5)]
+    c = colocation.check(fair, "interleaved", 0.02)
+    assert c.judged and not c.flagged, c
+    assert abs(c.base.ratio - 1.015) < 0.01 and abs(c.alone.ratio - math.exp(0.05)) < 0.01
+    assert c.pairs_alone == 30 and c.bias.units == 5
+    # a cache-sharing pair: base pays 2.15x beside new, so new reads 47 % faster against +10 % alone
+    shared = [co_located_invocation(i, math.log(1.10 * 1.05 / 2.15) + noise(20), math.log(1.10) + noise(6), 2.15, 1.05)
+              for i in range(5)]
+    c = colocation.check(shared, "interleaved", 0.02)
+    assert c.flagged and c.base.ratio > 2
+    assert "made base 2.15x as expensive" in colocation.reason(c)
+    # both costs within SIDE_LIMIT, but their ratio moved 3 %: flagged by the bias alone
+    skewed = [co_located_invocation(i, 0.05 + noise(20), 0.05 + noise(6), 1.0, 0.97) for i in range(5)]
+    c = colocation.check(skewed, "interleaved", 0.02)
+    assert c.flagged and 0.95 < c.bias.ratio < 0.99 and "moved the ratio by -3." in colocation.reason(c), c
+    lines = colocation.render(c)
+    assert "back to back +5." in lines[1] and "flagged" in lines[2]
+
+
+@pytest.mark.unit
+def test_a_check_on_one_invocation_or_without_back_to_back_pairs_is_not_judged():
+    one = [co_located_invocation(1, [0.05] * 10, [0.5] * 4)]
+    assert not colocation.check(one, "interleaved", 0.02).judged
+    assert not colocation.check(one, "interleaved", 0.02).flagged
+    none_alone = [co_located_invocation(i, [0.05] * 10, []) for i in range(4)]
+    assert not colocation.check(none_alone, "interleaved", 0.02).judged
+    c = colocation.Check.from_dict(colocation.check([co_located_invocation(i, [0.05, 0.06], [0.05]) for i in range(3)],
+                                                    "duet", 0.02).to_dict())
+    assert c.design == "duet" and c.bias.units == 3
+
+
+@pytest.mark.unit
+def test_the_rows_of_a_co_located_run_rest_on_its_co_located_pairs_or_on_the_back_to_back_ones():
+    from analysis.tools.compare import blocks
+
+    invocations = [co_located_invocation(i, [0.02 + 0.001 * j for j in range(9)], [0.3, 0.31, 0.29]) for i in range(4)]
+    logs, _ = blocks.invocation_log_ratios(invocations, "exec-cputime")
+    alone, _ = blocks.invocation_log_ratios(invocations, "exec-cputime", alone=True)
+    assert np.allclose(logs, 0.024) and np.allclose(alone, 0.30)
+
+
+# ---------------------------------------------------------------------------------------------
+# cmdrun's sentinel
+
+
+@pytest.mark.unit
+def test_cmdrun_runs_one_couple_in_every_s_back_to_back_and_marks_every_pair(programs):
+    done = subprocess.run([CMDRUN, "--shell", "none", "--repeat", "13", "--seed", "5", "--interleave", "--sentinel", "3",
+                           "--", "true", "---", "true"], capture_output=True, text=True, check=True)
+    found = executions.parse(done.stdout)
+    modes = {e.index: e.mode for e in found}
+    assert len(found) == 26 and set(modes.values()) == {"interleave", executions.ALONE}
+    alone = sorted(k for k, m in modes.items() if m == executions.ALONE)
+    couples = sorted({(k + 1) // 2 for k in alone})
+    # 7 couples (the last one a lone pair): one back to back in each group of 3, both pairs of it
+    assert [(c - 1) // 3 for c in couples] == [0, 1, 2], couples
+    assert all(modes.get(2 * c - 1) == modes.get(2 * c) for c in couples if 2 * c <= 13)
+    again = subprocess.run(done.args, capture_output=True, text=True, check=True)
+    assert {e.index: e.mode for e in executions.parse(again.stdout)} == modes   # the seed repeats them
+    bad = subprocess.run([CMDRUN, "--sentinel", "3", "--", "true", "---", "true"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--duet or --interleave" in bad.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# auto's pilot on real commands
+
+
+@pytest.mark.timing
+def test_the_pilot_tells_commands_that_wait_or_run_threads_from_those_that_keep_one_core_busy(programs, scratch):
+    options = spec.Options(cwd=str(scratch))
+    busy = pilot.time_alone({"base": f"{SPIN} 20000", "new": f"{SPIN} 20000", "prepare": ""}, options)
+    waits = pilot.time_alone({"base": "sleep 0.05", "new": "sleep 0.05", "prepare": ""}, options)
+    two = f"{SPIN} 20000 & {SPIN} 20000; wait"   # two processes at once: CPU time about twice the wall time
+    threads = pilot.time_alone({"base": two, "new": two, "prepare": ""}, options)
+    assert busy.cpu_share > pilot.BUSY > waits.cpu_share and not busy.threaded, (busy, waits)
+    assert 0.08 < waits.seconds < 1                                              # a pair: both sides back to back
+    assert threads.threaded and threads.cores_used == 2, threads
+    choice = pilot.choose({"base": two, "new": two, "prepare": ""}, options, (), 0.02)
+    assert choice.design == "blocks" and "runs threads" in choice.why and "on 2 cores" in choice.why
+    assert pilot.choose({"base": "sleep 0.05", "new": "sleep 0.05", "prepare": ""}, options, (), 0.02).design == "blocks"
+    assert "wall time is asked" in pilot.choose({"base": f"{SPIN} 1000", "new": f"{SPIN} 1000", "prepare": ""}, options,
+                                                ("walltime",), 0.02).why
+
+
+@pytest.mark.timing
+def test_auto_interleaves_a_pure_compute_pair_after_checking_it_and_reports_the_sentinel(programs, scratch):
+    code, output = timekit("ab", f"{SPIN} 20000", f"{SPIN} 22000", "--format", "json", "--output", scratch / "ab", cwd=scratch)
+    data = json.loads(output[output.index("{"):])
+    ab = data["ab"][0]
+    assert code == 1 and ab["design"] == "interleaved", output[-3000:]
+    assert "a sentinel of back-to-back pairs checks every invocation" in ab["design_why"]
+    assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS
+    check = ab["colocation"]["checks"]["command"]
+    assert check["bias"]["units"] == 5 and not check["flagged"] and check["pairs_alone"] >= 10
+    assert 0.9 < check["base"]["ratio"] < 1.1 and check["alone"]["ratio"] > 1.05
+    assert '<option name="--sentinel">' in (scratch / "ab" / "paired.xml").read_text()
+
+
+@pytest.mark.benchexec
+def test_an_explicit_co_located_design_refuses_a_command_that_runs_threads(programs, scratch):
+    two = f"{SPIN} 20000 & {SPIN} 20000; wait"
+    code, output = timekit("ab", two, two, "--design", "interleaved", "--output", scratch / "ab", cwd=scratch)
+    assert code == 2 and "runs threads" in output and "--design blocks" in output, output[-2000:]
+    assert "Traceback" not in output
+
+
+@pytest.mark.unit
+def test_a_flagged_run_without_a_blocks_continuation_ends_undecided(scratch):
+    run = paired_ab.PairedRun("interleaved", [], {}, {}, 0, 5, flagged="interleaving made base 2.15x as expensive")
+    assert paired_ab.undecided_by_design(run)
+    run.switched = 3
+    assert not paired_ab.undecided_by_design(run)

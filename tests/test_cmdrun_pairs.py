@@ -23,7 +23,7 @@ from tool_info import command as command_tool
 
 CMDRUN = REPO / "programs" / "bin" / "cmdrun"
 SPIN = REPO / "programs" / "bin" / "spin"
-LINE = re.compile(r"cmdrun-execution (\d+) side=([ab]) wall=(\S+) user=(\S+) sys=(\S+) status=(\d+)(?: core=(\d+))?")
+LINE = re.compile(r"cmdrun-execution (\d+) side=([ab]) wall=(\S+) user=(\S+) sys=(\S+) status=(\d+)(?: core=(\d+))?(?: mode=\w+)?")
 DUET_MESSAGE = ("cmdrun: --duet needs two cores in the run's CPU set, it has 1 (give the run 2 cores, "
                 'e.g. cpuCores="2", or leave out --duet)')
 

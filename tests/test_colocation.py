@@ -140,7 +140,7 @@ def test_auto_interleaves_a_pure_compute_pair_after_checking_it_and_reports_the_
     assert '<option name="--sentinel">' in (scratch / "ab" / "paired.xml").read_text()
 
 
-@pytest.mark.benchexec
+@pytest.mark.timing
 def test_an_explicit_co_located_design_refuses_a_command_that_runs_threads(programs, scratch):
     two = f"{SPIN} 20000 & {SPIN} 20000; wait"
     code, output = timekit("ab", two, two, "--design", "interleaved", "--output", scratch / "ab", cwd=scratch)

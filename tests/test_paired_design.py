@@ -289,8 +289,11 @@ def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scr
     assert len(found) == 2
     for inv in found:
         cores = {(e.index, e.side): e.core for e in inv.executions}
-        assert all(cores[(k, "a")] != cores[(k, "b")] for k in range(1, 5))
-        assert cores[(1, "a")] != cores[(2, "a")]
+        duet = sorted({e.index for e in inv.executions if e.mode == "duet"})   # the other couple: the sentinel's
+        assert len(duet) == 2 and duet[1] == duet[0] + 1 and duet[0] % 2 == 1, duet
+        assert all(cores[(k, "a")] != cores[(k, "b")] for k in duet)
+        assert cores[(duet[0], "a")] != cores[(duet[1], "a")]
+        assert all(cores[(k, side)] == -1 for k in set(range(1, 5)) - set(duet) for side in "ab")
 
 
 @pytest.mark.timing

@@ -14,8 +14,9 @@ cancels), so every co-located invocation also times a few pairs back to back (cm
   (both as analysis.tools.compare.blocks forms them), i.e. the ratio of the two sides' factors.
 
 Over the invocations (or the pilot's rounds) each is a mean of logs with a t interval (df M - 1).
-A design is flagged where its bias lies beyond the tolerance (a quarter of the threshold) with
-95 % confidence, or a side's cost changes by more than SIDE_LIMIT: both sides pay the design's
+A design is flagged where its bias lies beyond the tolerance (a quarter of the threshold), or a
+side's cost changes by more than SIDE_LIMIT, with 99 % confidence (the check looks after every
+invocation, and a false flag costs a gate its answer): both sides pay the design's
 switches (1 to 2.5 % for a pure compute loop here), which cancels in the ratio; a larger change
 means the design measures another program.
 """
@@ -30,12 +31,14 @@ from analysis.tools.commands import executions
 
 COLUMN = "exec-cputime"   # the only column both co-located designs compare
 SIDE_LIMIT = 0.10         # a side whose cost changes more than this under the design is flagged
-MIN_UNITS = 2             # invocations (or pilot rounds) with both kinds of pairs to judge by
+MIN_UNITS = 3             # invocations (or pilot rounds) with both kinds of pairs to judge by
+LEVEL = 0.01              # the check's error level: it looks after every invocation, so each look is strict
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A ratio (exp of a mean of logs) and its 95 % t interval over `units` invocations or rounds."""
+    """A ratio (exp of a mean of logs) and its t interval (99 % for the check's own figures, 95 % for
+    the estimates of new / base) over `units` invocations or rounds."""
 
     ratio: float
     low: float
@@ -43,11 +46,11 @@ class Estimate:
     units: int
 
     @classmethod
-    def of_logs(cls, logs):
+    def of_logs(cls, logs, level=0.05):
         logs = np.asarray(logs, dtype=float)
         if logs.size < MIN_UNITS:
             return cls(math.nan, math.nan, math.nan, int(logs.size))
-        mean, half, _ = stats.log_ratio_t(logs)
+        mean, half, _ = stats.log_ratio_t(logs, level)
         return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size))
 
     def beyond(self, limit):
@@ -77,9 +80,17 @@ class Check:
     @property
     def flagged(self):
         """The design changes what it measures: a bias beyond the tolerance, or a side's cost
-        changed beyond SIDE_LIMIT, each with 95 % confidence."""
+        changed beyond SIDE_LIMIT, each with 99 % confidence."""
         return self.judged and (self.bias.beyond(self.tolerance) or self.base.beyond(SIDE_LIMIT)
                                 or self.new.beyond(SIDE_LIMIT))
+
+    def shown_harmless(self, threshold):
+        """What auto's pilot asks before it uses the design: the bias shown within the threshold
+        (its 99 % interval inside ±threshold) and each side's cost within half of SIDE_LIMIT."""
+        bound = math.log1p(threshold)
+        return (self.judged and not self.flagged and abs(math.log(self.bias.low)) <= bound
+                and abs(math.log(self.bias.high)) <= bound
+                and all(abs(math.log(e.ratio)) <= math.log1p(SIDE_LIMIT / 2) for e in (self.base, self.new)))
 
     def to_dict(self):
         return {**asdict(self), "flagged": self.flagged}
@@ -114,16 +125,16 @@ def check(invocations, design, threshold):
         alone.append(float(logs_alone[0]))
         pairs_alone += int(found[0].size)
     bias = np.subtract(together, alone)
-    return Check(design, Estimate.of_logs(base), Estimate.of_logs(new), Estimate.of_logs(together),
-                 Estimate.of_logs(alone), Estimate.of_logs(bias), threshold / 4, pairs_alone)
+    return Check(design, Estimate.of_logs(base, LEVEL), Estimate.of_logs(new, LEVEL), Estimate.of_logs(together),
+                 Estimate.of_logs(alone), Estimate.of_logs(bias, LEVEL), threshold / 4, pairs_alone)
 
 
 def _ratio(e):
-    return f"{e.ratio:.3f}x (95 % CI {e.low:.3f} … {e.high:.3f})"
+    return f"{e.ratio:.3f}x (99 % CI {e.low:.3f} … {e.high:.3f})"
 
 
-def _change(e):
-    return f"{100 * (e.ratio - 1):+.1f} % (CI {100 * (e.low - 1):+.1f} … {100 * (e.high - 1):+.1f} %)"
+def _change(e, level=95):
+    return f"{100 * (e.ratio - 1):+.1f} % ({level} % CI {100 * (e.low - 1):+.1f} … {100 * (e.high - 1):+.1f} %)"
 
 
 DOING = {"interleaved": "interleaving", "duet": "running them at once"}
@@ -134,9 +145,9 @@ def reason(c, base="base", new="new"):
     doing = DOING.get(c.design, c.design)
     worst = max(((base, c.base), (new, c.new)), key=lambda s: abs(math.log(s[1].ratio)))
     if worst[1].beyond(SIDE_LIMIT):
-        return (f"{doing} made {worst[0]} {worst[1].ratio:.2f}x as expensive as alone (CI {worst[1].low:.2f} … "
+        return (f"{doing} made {worst[0]} {worst[1].ratio:.2f}x as expensive as alone (99 % CI {worst[1].low:.2f} … "
                 f"{worst[1].high:.2f}): the two share the core's caches or memory bandwidth")
-    return (f"{doing} moved the ratio by {_change(c.bias)} against back-to-back pairs, beyond the "
+    return (f"{doing} moved the ratio by {_change(c.bias, 99)} against back-to-back pairs, beyond the "
             f"±{100 * c.tolerance:.2g} % tolerance: the design changes what it measures")
 
 
@@ -151,5 +162,5 @@ def render(c):
         lines.append(f"  flagged: {reason(c)}; the verdict comes from the back-to-back pairs only")
     else:
         lines.append(f"  no bias beyond ±{100 * c.tolerance:.2g} % shown (the design's ratio / back to back: "
-                     f"{_change(c.bias)}); the verdict comes from the pairs under the design")
+                     f"{_change(c.bias, 99)}); the verdict comes from the pairs under the design")
     return lines

@@ -8,7 +8,8 @@ cores it uses (CPU time above wall time: threads). Then, for commands that keep 
 rounds of pairs on one core with half of the couples interleaved and half back to back (cmdrun
 --interleave --sentinel 2), until the co-location check (analysis.tools.commands.colocation) can
 tell a bias of a quarter of the threshold or the pilot's time is spent. auto interleaves only
-where that check shows no change of what the commands cost; everything else runs under blocks.
+where the pilot shows that interleaving leaves what each command costs as it is alone (each within
+5 %, their ratio's 99 % interval within the threshold); everything else runs under blocks.
 """
 
 import math
@@ -138,9 +139,15 @@ def choose(rundefinition, options, columns, threshold):
         return Choice("blocks", alone, check, "the co-location pilot could not be timed")
     if check.flagged:
         return Choice("blocks", alone, check, colocation.reason(check) + pin)
+    if not check.shown_harmless(threshold):
+        return Choice("blocks", alone, check, (
+            f"a pilot of {check.bias.units} rounds could not show that interleaving leaves each side's cost as it is "
+            f"alone (base {check.base.ratio:.3f}x, new {check.new.ratio:.3f}x; their ratio moved by "
+            f"{100 * (check.bias.ratio - 1):+.1f} %, 99 % CI {100 * (check.bias.low - 1):+.1f} … "
+            f"{100 * (check.bias.high - 1):+.1f} %, against ±{100 * threshold:g} %){pin}"))
     return Choice("interleaved", alone, check, (
         f"both commands keep one core busy, and in a pilot of {check.bias.units} rounds interleaving left each "
-        f"side's cost as it is alone within ±{100 * colocation.SIDE_LIMIT:g} % (base {check.base.ratio:.3f}x, new "
+        f"side's cost as it is alone within ±{100 * colocation.SIDE_LIMIT / 2:g} % (base {check.base.ratio:.3f}x, new "
         f"{check.new.ratio:.3f}x) and moved their ratio by {100 * (check.bias.ratio - 1):+.1f} % (CI "
-        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %); a sentinel of back-to-back "
+        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %, 99 %); a sentinel of back-to-back "
         f"pairs checks every invocation{pin}"))

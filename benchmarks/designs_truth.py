@@ -1,0 +1,352 @@
+"""Does each design of `timekit ab` find the ratio that two commands have when each runs alone?
+
+Pairs of commands with a known change: programs/bin/workload KIND UNITS (compute, branchy,
+chase-l2, chase-llc, stream, syscalls, pagefault, alloc, forkexec, pagecache, threads: each
+stresses another part of the machine, about 30 ms of CPU at UNITS=1000) and gzip -6 of a
+deterministic text file, where B does `change` percent more work (UNITS * (1 + change); gzip: the
+file with its first change % appended again, or cut by it); and the "flip" pair, chase-llc against
+stream sized so that B alone is about 10 % slower than A alone (calibrated at the start), where
+running side by side may change the ratio's sign. The changes are 0, +-2, +-5, +-10 %, two per
+class, rotated so that every change appears several times.
+
+The truth of a pair: `cmdrun --shell sh --repeat N -- A --- B`, back to back, alternating, not
+pinned, outside BenchExec, measured right before the pair's designs; the ratio of the sides' mean
+CPU time (user + sys, wait4) with a paired bootstrap 95 % CI (`truth`). Then every design:
+`timekit ab A B --design D --until-decided --threshold T --budget B --format json`
+(`timekit_ab`), the designs in a rotated order per pair; recorded: the design that ran, the
+exec-cputime estimate and CI, the verdict, whether the CI covers the truth, whether the verdict
+has the wrong sign, the exit code and the wall time of the command.
+
+    python benchmarks/designs_truth.py                            # everything (about an hour here)
+    python benchmarks/designs_truth.py --quick --pairs 30         # smoke test: compute +5 %, auto
+    python benchmarks/designs_truth.py --classes flip stream --designs interleaved duet --tries 3
+Results: benchmarks/results/DATE-designs-truth.json (DATE-designs-truth-quick.json with --quick)
+and a Markdown table on stdout; scratch in .pytest-tmp/designs-truth/ (BenchExec hides /tmp).
+Import it with sys.path.insert(0, "benchmarks"): truth, timekit_ab, pairs_of, main.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run_benchmarks import log, loadavg, machine  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+WORKLOAD = REPO / "programs" / "bin" / "workload"
+CMDRUN = REPO / "programs" / "bin" / "cmdrun"
+WORKDIR = REPO / ".pytest-tmp" / "designs-truth"
+RESULTS_DIR = REPO / "benchmarks" / "results"
+
+KINDS = ("compute", "branchy", "chase-l2", "chase-llc", "stream", "syscalls", "pagefault", "alloc", "forkexec",
+         "pagecache", "threads")
+CLASSES = KINDS + ("gzip", "flip")
+CHANGE_CYCLE = (0, 2, -2, 5, -5, 10, -10)     # percent more work for B; two per class, rotated
+DESIGNS = ("auto", "blocks", "interleaved", "duet", "separate")
+DEFAULT_DESIGNS = ("auto", "blocks", "interleaved", "duet")
+UNITS = 1000                                  # A's UNITS: about 30 ms of CPU (programs/workload.c)
+GZIP_BYTES = 1_500_000                        # about 30 ms of gzip -6
+FLIP_SLOWER = 0.10                            # flip: B alone this much slower than A alone
+LINE = re.compile(r"^cmdrun-execution (\d+) side=([ab]) wall=(\S+) user=(\S+) sys=(\S+) status=(-?\d+)")
+
+
+@dataclass
+class Truth:
+    """B/A of the mean CPU time (user + sys) a side, alone and back to back, with its 95 % CI."""
+    ratio: float
+    ci_low: float
+    ci_high: float
+    n: int           # pairs
+    cpu_a: float     # mean CPU seconds of A's executions
+    cpu_b: float
+
+
+@dataclass
+class Pair:
+    cls: str         # the class: a KIND, "gzip" or "flip"
+    change: object   # percent more work for B (int), or "flip"
+    a: str
+    b: str
+
+
+# ---------------------------------------------------------------------------------------------
+# the truth
+
+def cmdrun_pairs(a, b, pairs, cwd=WORKDIR):
+    """[(cpu_a, cpu_b)] of `cmdrun --shell sh --repeat pairs -- A --- B`, one per pair (seconds)."""
+    done = subprocess.run([str(CMDRUN), "--shell", "sh", "--repeat", str(pairs), "--", a, "---", b],
+                          capture_output=True, text=True, cwd=cwd)
+    sides = {}
+    for line in done.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        k, side, _wall, user, sys_, status = m.groups()
+        if int(status) != 0:
+            raise RuntimeError(f"{a if side == 'a' else b}: exit status {status} in pair {k}")
+        sides.setdefault(int(k), {})[side] = float(user) + float(sys_)
+    if done.returncode != 0 or not sides:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"cmdrun exited {done.returncode}: {last}")
+    return [(s["a"], s["b"]) for _, s in sorted(sides.items()) if "a" in s and "b" in s]
+
+
+def ratio_ci(cpu_a, cpu_b, confidence=0.95, seed=0):
+    """(mean(b) / mean(a), low, high): a paired bootstrap (BCa; percentile where BCa fails)."""
+    import numpy as np
+    from scipy import stats
+
+    a, b = np.asarray(cpu_a, dtype=float), np.asarray(cpu_b, dtype=float)
+
+    def statistic(x, y, axis=-1):
+        return np.mean(y, axis=axis) / np.mean(x, axis=axis)
+
+    point = float(statistic(a, b))
+    for method in ("BCa", "percentile"):
+        try:
+            res = stats.bootstrap((a, b), statistic, paired=True, vectorized=True, confidence_level=confidence,
+                                  n_resamples=9999, method=method, random_state=np.random.default_rng(seed))
+        except (ValueError, FloatingPointError):
+            continue
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            return point, low, high
+    return point, float("nan"), float("nan")
+
+
+def truth(a, b, pairs=40, cwd=WORKDIR):
+    """The truth of A against B: `pairs` pairs back to back (cmdrun, unpinned, outside BenchExec)."""
+    measured = cmdrun_pairs(a, b, pairs, cwd)
+    cpu_a, cpu_b = [x for x, _ in measured], [y for _, y in measured]
+    ratio, low, high = ratio_ci(cpu_a, cpu_b)
+    return Truth(ratio, low, high, len(measured), statistics.fmean(cpu_a), statistics.fmean(cpu_b))
+
+
+# ---------------------------------------------------------------------------------------------
+# the pairs
+
+def gzip_file(change, workdir=WORKDIR):
+    """A's deterministic text (change 0), or B's: A's with its first change % appended again (cut by
+    it where negative)."""
+    base = workdir / "gzip-input-0.txt"
+    if not base.exists():
+        r = random.Random(20261128)
+        letters = "etaoinshrdlcumwfgypbvkjxqz"
+        vocab = ["".join(r.choices(letters, weights=range(26, 0, -1), k=r.randint(2, 10))) for _ in range(2000)]
+        lines, size = [], 0
+        while size < GZIP_BYTES:
+            line = " ".join(r.choices(vocab, k=r.randint(6, 16))) + "\n"
+            lines.append(line)
+            size += len(line)
+        base.write_text("".join(lines))
+    if not change:
+        return base
+    path = workdir / f"gzip-input{change:+d}.txt"
+    if not path.exists():
+        data = base.read_bytes()
+        cut = len(data) * abs(change) // 100
+        path.write_bytes(data + data[:cut] if change > 0 else data[:len(data) - cut])
+    return path
+
+
+def flip_units(workdir=WORKDIR, pairs=10):
+    """stream's UNITS for about FLIP_SLOWER more CPU time than chase-llc UNITS, each alone: stream
+    at two sizes (its set-up does not scale), each in `pairs` pairs back to back with chase-llc;
+    the median ratio of each size, interpolated (pairs, so that the machine's drift cancels)."""
+    a, low, high = f"{WORKLOAD} chase-llc {UNITS}", UNITS // 2, UNITS * 3 // 2
+    r_low, r_high = (statistics.median(y / x for x, y in cmdrun_pairs(a, f"{WORKLOAD} stream {u}", pairs, workdir))
+                     for u in (low, high))
+    slope = (r_high - r_low) / (high - low)
+    if not slope > 0:
+        return UNITS
+    return max(1, round(low + (1 + FLIP_SLOWER - r_low) / slope))
+
+
+def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR):
+    """[Pair]: every class with `changes` (percent), or by default two changes a class, rotated
+    through CHANGE_CYCLE; "flip" is one pair (chase-llc UNITS against stream `flip` units,
+    calibrated here when None)."""
+    out = []
+    for i, cls in enumerate(c for c in classes if c != "flip"):
+        mine = changes if changes is not None else [CHANGE_CYCLE[(2 * i + j) % len(CHANGE_CYCLE)] for j in (0, 1)]
+        for change in mine:
+            if cls == "gzip":
+                a = f"gzip -6 -c {gzip_file(0, workdir)} > /dev/null"
+                b = f"gzip -6 -c {gzip_file(change, workdir)} > /dev/null"
+            else:
+                a = f"{WORKLOAD} {cls} {UNITS}"
+                b = f"{WORKLOAD} {cls} {round(UNITS * (100 + change) / 100)}"
+            out.append(Pair(cls, change, a, b))
+    if "flip" in classes:
+        units = flip if flip is not None else flip_units(workdir)
+        out.append(Pair("flip", "flip", f"{WORKLOAD} chase-llc {UNITS}", f"{WORKLOAD} stream {units}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# timekit ab
+
+def _seconds(budget):
+    """'40s', '2m', '1h' or minutes -> seconds (None when unreadable)."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([smh]?)\s*", str(budget))
+    return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "": 60}[m.group(2)] if m else None
+
+
+def timekit_ab(a, b, design, threshold=0.02, budget="40s", workdir=WORKDIR, keep=False):
+    """One `timekit ab A B --design D --until-decided` as a dict: design asked and run, design_why,
+    reruns, colocation (None where the kit does not say), the exec-cputime row's estimate, CI and
+    verdict, the exit code, the command's wall seconds, and error (the last stderr line) where
+    its JSON could not be read."""
+    out = workdir / f"ab-{design}-{time.monotonic_ns()}"
+    command = [sys.executable, "-m", "analysis.cli", "ab", a, b, "--design", design, "--until-decided",
+               "--threshold", str(threshold), "--budget", str(budget), "--format", "json", "--output", str(out)]
+    limit = _seconds(budget)
+    start = time.monotonic()
+    record = {"design": design, "ran": None, "design_why": None, "reruns": None, "colocation": None,
+              "ratio": None, "ci_low": None, "ci_high": None, "verdict": None, "column": None,
+              "exit": None, "seconds": None, "error": None, "directory": str(out)}
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=workdir,
+                              timeout=None if limit is None else 10 * limit + 600)
+    except subprocess.TimeoutExpired:
+        record.update(seconds=time.monotonic() - start, error="timed out")
+        return record
+    record.update(seconds=time.monotonic() - start, exit=done.returncode)
+    try:
+        data = json.loads(done.stdout)
+        rows = data["comparison"]
+        row = next((r for r in rows if r.get("column") == "exec-cputime"), rows[0])
+        ab = data["ab"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        record["error"] = (done.stderr.strip().splitlines() or ["no output, no JSON"])[-1]
+        return record
+    record.update(ran=ab.get("design"), design_why=ab.get("design_why"), reruns=ab.get("reruns"),
+                  colocation=ab.get("colocation"), column=row.get("column"), verdict=row.get("verdict"),
+                  ratio=_number(row.get("ratio")), ci_low=_number(row.get("ci_low")), ci_high=_number(row.get("ci_high")))
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
+    return record
+
+
+def _number(x):
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def judge(record, t):
+    """Adds covers (the CI holds the truth's ratio), wrong_sign (slower while the truth is below 1,
+    faster while above) and wrong_sign_sure (the truth's whole CI on the other side)."""
+    low, high, verdict = record["ci_low"], record["ci_high"], record["verdict"]
+    record["covers"] = None if low is None or high is None else low <= t.ratio <= high
+    record["wrong_sign"] = (verdict == "slower" and t.ratio < 1) or (verdict == "faster" and t.ratio > 1)
+    record["wrong_sign_sure"] = (verdict == "slower" and t.ci_high < 1) or (verdict == "faster" and t.ci_low > 1)
+    return record
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+
+def _change(change):
+    return change if isinstance(change, str) else f"{change:+d} %"
+
+
+def _ci(ratio, low, high):
+    if ratio is None:
+        return "–"
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"{ratio:.3f}"
+    return f"{ratio:.3f} ({low:.3f}–{high:.3f})"
+
+
+def table(record):
+    lines = ["| class | change | truth B/A (95 % CI) | design → ran | estimate (CI) | covers | verdict | exit | seconds |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in record["rows"]:
+        t = r["truth"]
+        verdict = r["verdict"] or f"error: {r['error']}"
+        if r.get("wrong_sign"):
+            verdict += " (wrong sign" + (", sure)" if r.get("wrong_sign_sure") else ")")
+        covers = {True: "yes", False: "**no**", None: "–"}[r.get("covers")]
+        lines.append(f"| {r['class']} | {_change(r['change'])} | {_ci(t['ratio'], t['ci_low'], t['ci_high'])} | "
+                     f"{r['design']} → {r['ran'] or '–'} | {_ci(r['ratio'], r['ci_low'], r['ci_high'])} | {covers} | "
+                     f"{verdict} | {r['exit'] if r['exit'] is not None else '–'} | {r['seconds']:.1f} |")
+    lines.append("")
+    for design in dict.fromkeys(r["design"] for r in record["rows"]):
+        mine = [r for r in record["rows"] if r["design"] == design]
+        judged = [r for r in mine if r.get("covers") is not None]
+        coverage = f"{100 * sum(r['covers'] for r in judged) / len(judged):.0f} %" if judged else "–"
+        wrong = sum(bool(r.get("wrong_sign")) for r in mine)
+        sure = sum(bool(r.get("wrong_sign_sure")) for r in mine)
+        errors = sum(r["verdict"] is None for r in mine)
+        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI), "
+                     f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "
+                     f"median {statistics.median(r['seconds'] for r in mine):.1f} s")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--classes", nargs="+", choices=CLASSES, default=list(CLASSES))
+    parser.add_argument("--changes", nargs="+", type=int, help="percent more work for B, for every class (default: "
+                        "two a class, rotated through " + ", ".join(f"{c:+d}" for c in CHANGE_CYCLE) + ")")
+    parser.add_argument("--designs", nargs="+", choices=DESIGNS, help="default: " + " ".join(DEFAULT_DESIGNS))
+    parser.add_argument("--tries", type=int, default=1, help="run every pair this many times (its truth before each)")
+    parser.add_argument("--pairs", type=int, default=40, help="truth: pairs of executions (at least 30; default 40)")
+    parser.add_argument("--threshold", type=float, default=0.02, help="timekit ab --threshold (default 0.02)")
+    parser.add_argument("--budget", help="timekit ab --budget per run (default 40s; 20s with --quick)")
+    parser.add_argument("--quick", action="store_true", help="smoke test: compute +5 %%, design auto")
+    args = parser.parse_args(argv)
+    if args.pairs < 30:
+        parser.error("--pairs must be at least 30")
+    if args.quick:
+        args.classes, args.changes = ["compute"], args.changes[:1] if args.changes else [5]
+        args.designs = args.designs[:1] if args.designs else ["auto"]
+    designs = list(args.designs or DEFAULT_DESIGNS)
+    budget = args.budget or ("20s" if args.quick else "40s")
+    subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
+    WORKDIR.mkdir(parents=True, exist_ok=True)
+    pairs = pairs_of(args.classes, args.changes)
+    record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(),
+              "settings": {"pairs": args.pairs, "threshold": args.threshold, "budget": budget, "tries": args.tries,
+                           "designs": designs, "units": UNITS},
+              "rows": []}
+    k = 0
+    for pair in pairs:
+        for _ in range(args.tries):
+            try:
+                t = truth(pair.a, pair.b, args.pairs)
+            except RuntimeError as e:
+                log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
+                continue
+            log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)} "
+                f"(A {1e3 * t.cpu_a:.1f} ms, B {1e3 * t.cpu_b:.1f} ms, {t.n} pairs); load {loadavg()}")
+            order = designs[k % len(designs):] + designs[:k % len(designs)]
+            k += 1
+            for design in order:
+                r = judge(timekit_ab(pair.a, pair.b, design, args.threshold, budget), t)
+                log(f"  {design} -> {r['ran']}: {_ci(r['ratio'], r['ci_low'], r['ci_high'])} {r['verdict']}, "
+                    f"covers {r['covers']}, exit {r['exit']}, {r['seconds']:.1f} s"
+                    + (f", error: {r['error']}" if r["error"] else "") + f"; load {loadavg()}")
+                record["rows"].append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b,
+                                       "truth": asdict(t), **r, "load": loadavg()})
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"
+    path.write_text(json.dumps(record, indent=2))
+    if record["rows"]:
+        print(table(record))
+    log(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

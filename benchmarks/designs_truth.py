@@ -250,6 +250,9 @@ def judge(record, t):
     record["covers"] = None if low is None or high is None else low <= t.ratio <= high
     record["wrong_sign"] = (verdict == "slower" and t.ratio < 1) or (verdict == "faster" and t.ratio > 1)
     record["wrong_sign_sure"] = (verdict == "slower" and t.ci_high < 1) or (verdict == "faster" and t.ci_low > 1)
+    # the truth is measured too: the two agree where their intervals meet (a narrow design CI can
+    # miss the truth's point by the truth's own noise alone)
+    record["agrees"] = None if low is None or high is None else low <= t.ci_high and t.ci_low <= high
     return record
 
 
@@ -285,13 +288,21 @@ def table(record):
         mine = [r for r in record["rows"] if r["design"] == design]
         judged = [r for r in mine if r.get("covers") is not None]
         coverage = f"{100 * sum(r['covers'] for r in judged) / len(judged):.0f} %" if judged else "–"
+        agree = f"{100 * sum(bool(r.get('agrees')) for r in judged) / len(judged):.0f} %" if judged else "–"
         wrong = sum(bool(r.get("wrong_sign")) for r in mine)
         sure = sum(bool(r.get("wrong_sign_sure")) for r in mine)
         errors = sum(r["verdict"] is None for r in mine)
-        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI), "
+        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI; its CI meets the "
+                     f"truth's in {agree}), "
                      f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "
                      f"median {statistics.median(r['seconds'] for r in mine):.1f} s")
     return "\n".join(lines)
+
+
+def save(path, record):
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=2))
+    temporary.replace(path)
 
 
 def main(argv=None):
@@ -320,6 +331,8 @@ def main(argv=None):
               "settings": {"pairs": args.pairs, "threshold": args.threshold, "budget": budget, "tries": args.tries,
                            "designs": designs, "units": UNITS},
               "rows": []}
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"
     k = 0
     for pair in pairs:
         for _ in range(args.tries):
@@ -339,9 +352,8 @@ def main(argv=None):
                     + (f", error: {r['error']}" if r["error"] else "") + f"; load {loadavg()}")
                 record["rows"].append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b,
                                        "truth": asdict(t), **r, "load": loadavg()})
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"
-    path.write_text(json.dumps(record, indent=2))
+                save(path, record)   # after every row: a sitting cut short keeps what it measured
+    save(path, record)
     if record["rows"]:
         print(table(record))
     log(f"written: {path}")

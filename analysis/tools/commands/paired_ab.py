@@ -22,8 +22,6 @@ decided, one is decided slower (the gate's answer cannot change), the budget or 
 import json
 import math
 import os
-import shlex
-import subprocess
 import sys
 import threading
 from dataclasses import asdict, dataclass, field
@@ -189,7 +187,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
-    tasks = definition.write_tasks(outdir, batch_options)
+    definition.write_tasks(outdir, batch_options)
     cores = choice.alone.cores_used if choice.design == "blocks" else 1
     run = PairedRun(choice.design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"],
                     plan["reruns"], max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"],

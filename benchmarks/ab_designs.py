@@ -38,7 +38,7 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 GZIP_SOURCE = REPO / "tests" / "data"     # gzip's input: the repository's test data, tarred
 DESIGNS = {"separate": ["--design", "separate"], "blocks": ["--design", "blocks", "--repeat", "1"],
            "blocks+batches": ["--design", "blocks"], "interleaved": ["--design", "interleaved"],
-           "duet": ["--design", "duet"]}
+           "duet": ["--design", "duet"], "auto": []}
 CHANGES = {"spin20": (0, 1, 2, 5), "spin300": (0, 1, 5), "gzip": (0, 2)}   # percent more work for B (0: A/A)
 WORKLOADS = tuple(CHANGES)
 SETTINGS = {"spin20": {"threshold": "0.01", "budget": "1m"}, "spin300": {"threshold": "0.005", "budget": "2m"},

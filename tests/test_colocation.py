@@ -62,6 +62,24 @@ def test_a_design_that_leaves_both_costs_alone_passes_and_one_that_changes_a_sid
 
 
 @pytest.mark.unit
+def test_auto_uses_a_design_only_where_the_pilot_shows_it_harmless():
+    rng = np.random.default_rng(2)
+    quiet = [co_located_invocation(i, 0.05 + rng.normal(0, 0.002, 20), 0.05 + rng.normal(0, 0.002, 20), 1.02, 1.02)
+             for i in range(6)]
+    assert colocation.check(quiet, "interleaved", 0.02).shown_harmless(0.02)
+    # the same pair on a noisy machine: nothing is flagged, but nothing is shown either
+    noisy = [co_located_invocation(i, 0.05 + rng.normal(0, 0.05, 20), 0.05 + rng.normal(0, 0.05, 6), 1.02, 1.02)
+             for i in range(4)]
+    c = colocation.check(noisy, "interleaved", 0.02)
+    assert not c.flagged and not c.shown_harmless(0.02)
+    # each side 7 % dearer: the ratio is kept, but each side's cost is not as it is alone
+    dearer = [co_located_invocation(i, 0.05 + rng.normal(0, 0.002, 20), 0.05 + rng.normal(0, 0.002, 20), 1.07, 1.07)
+              for i in range(6)]
+    c = colocation.check(dearer, "interleaved", 0.02)
+    assert not c.flagged and not c.shown_harmless(0.02)
+
+
+@pytest.mark.unit
 def test_a_check_on_one_invocation_or_without_back_to_back_pairs_is_not_judged():
     one = [co_located_invocation(1, [0.05] * 10, [0.5] * 4)]
     assert not colocation.check(one, "interleaved", 0.02).judged

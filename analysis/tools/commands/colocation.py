@@ -25,8 +25,8 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+import scipy.stats
 
-from analysis.core import stats
 from analysis.tools.commands import executions
 
 COLUMN = "exec-cputime"   # the only column both co-located designs compare
@@ -50,7 +50,8 @@ class Estimate:
         logs = np.asarray(logs, dtype=float)
         if logs.size < MIN_UNITS:
             return cls(math.nan, math.nan, math.nan, int(logs.size))
-        mean, half, _ = stats.log_ratio_t(logs, level)
+        mean, sd = float(logs.mean()), float(logs.std(ddof=1))
+        half = float(scipy.stats.t.ppf(1 - level / 2, logs.size - 1)) * sd / math.sqrt(logs.size)
         return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size))
 
     def beyond(self, limit):

@@ -9,8 +9,8 @@ stream sized so that B alone is about 10 % slower than A alone (calibrated at th
 running side by side may change the ratio's sign. The changes are 0, +-2, +-5, +-10 %, two per
 class, rotated so that every change appears several times.
 
-The truth of a pair: `cmdrun --shell sh --repeat N -- A --- B`, back to back, alternating, not
-pinned, outside BenchExec, measured right before the pair's designs; the ratio of the sides' mean
+The truth of a pair: `cmdrun --shell sh --repeat N -- A --- B`, back to back, alternating, on one
+core (both on the same; threads: unpinned), outside BenchExec, measured right before the pair's designs; the ratio of the sides' mean
 CPU time (user + sys, wait4) with a paired bootstrap 95 % CI (`truth`). Then every design:
 `timekit ab A B --design D --until-decided --threshold T --budget B --format json`
 (`timekit_ab`), the designs in a rotated order per pair; recorded: the design that ran, the
@@ -83,9 +83,11 @@ class Pair:
 # ---------------------------------------------------------------------------------------------
 # the truth
 
-def cmdrun_pairs(a, b, pairs, cwd=WORKDIR):
-    """[(cpu_a, cpu_b)] of `cmdrun --shell sh --repeat pairs -- A --- B`, one per pair (seconds)."""
-    done = subprocess.run([str(CMDRUN), "--shell", "sh", "--repeat", str(pairs), "--", a, "---", b],
+def cmdrun_pairs(a, b, pairs, cwd=WORKDIR, cores=None):
+    """[(cpu_a, cpu_b)] of `cmdrun --shell sh --repeat pairs -- A --- B`, one per pair (seconds), on
+    the CPUs `cores` ("0", "0,1"; None: unpinned)."""
+    pin = ["taskset", "-c", cores] if cores else []
+    done = subprocess.run([*pin, str(CMDRUN), "--shell", "sh", "--repeat", str(pairs), "--", a, "---", b],
                           capture_output=True, text=True, cwd=cwd)
     sides = {}
     for line in done.stdout.splitlines():
@@ -125,9 +127,14 @@ def ratio_ci(cpu_a, cpu_b, confidence=0.95, seed=0):
     return point, float("nan"), float("nan")
 
 
-def truth(a, b, pairs=40, cwd=WORKDIR):
-    """The truth of A against B: `pairs` pairs back to back (cmdrun, unpinned, outside BenchExec)."""
-    measured = cmdrun_pairs(a, b, pairs, cwd)
+def truth(a, b, pairs=40, cwd=WORKDIR, threads=False):
+    """The truth of A against B: `pairs` pairs back to back (cmdrun, outside BenchExec), on the
+    cores each uses alone: one (the same for both: the two vCPUs of a VM can differ in speed far
+    more than the change sought), or every core for commands that run threads."""
+    import os
+
+    cores = None if threads else str(min(os.sched_getaffinity(0)))
+    measured = cmdrun_pairs(a, b, pairs, cwd, cores)
     cpu_a, cpu_b = [x for x, _ in measured], [y for _, y in measured]
     ratio, low, high = ratio_ci(cpu_a, cpu_b)
     return Truth(ratio, low, high, len(measured), statistics.fmean(cpu_a), statistics.fmean(cpu_b))
@@ -337,7 +344,7 @@ def main(argv=None):
     for pair in pairs:
         for _ in range(args.tries):
             try:
-                t = truth(pair.a, pair.b, args.pairs)
+                t = truth(pair.a, pair.b, args.pairs, threads=pair.cls == "threads")
             except RuntimeError as e:
                 log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
                 continue

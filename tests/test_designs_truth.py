@@ -20,8 +20,8 @@ def workdir(programs, scratch):
     return scratch
 
 
-def measured(a, b, workdir, design="auto"):
-    t = designs_truth.truth(a, b, pairs=30, cwd=workdir)
+def measured(a, b, workdir, design="auto", threads=False):
+    t = designs_truth.truth(a, b, pairs=30, cwd=workdir, threads=threads)
     return t, designs_truth.judge(designs_truth.timekit_ab(a, b, design, budget="40s", workdir=workdir), t)
 
 
@@ -45,7 +45,7 @@ def test_auto_never_gives_the_wrong_sign_where_sharing_the_core_could_flip_it(wo
 
 @pytest.mark.timing
 def test_auto_runs_threads_as_they_run_alone(workdir):
-    t, r = measured(f"{WORKLOAD} threads 1000", f"{WORKLOAD} threads 1100", workdir)
+    t, r = measured(f"{WORKLOAD} threads 1000", f"{WORKLOAD} threads 1100", workdir, threads=True)
     assert r["error"] is None, r
     assert r["ran"] == "blocks" and "runs threads" in r["design_why"], r
     assert not r["wrong_sign"], (t, r)

@@ -217,7 +217,7 @@ def _measure_paired(pair, directory, record, options, args, ab, note):
         run.max_reruns = max(run.max_reruns, args.max_reruns, fits)
         run.save(directory)
     b = run.batch
-    chosen = f" (auto: {run.design_why})" if run.design_why else ""
+    chosen = f" ({run.design_why})" if run.design_why else ""
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b['runs']} run(s) "
           f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
     result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))

@@ -47,6 +47,7 @@ INVOCATION_COST = 0.5     # s BenchExec spends once per invocation here, besides
 MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
 SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
+SENTINEL_INVOCATIONS = 5  # --until-decided stops a co-located design no earlier: its sentinel needs them
 
 
 COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
@@ -184,6 +185,8 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
             raise PairedError(f"--design {design} pins each side to one core, but a command runs threads (CPU time "
                               f"{choice.alone.cores:.0%} of its wall time alone): use --design blocks, which runs "
                               f"them on {choice.alone.cores_used} cores as they run alone (auto chooses it)")
+        if design in CO_LOCATED:
+            choice = pilot.checked(choice, rundefinition, options, plan.get("threshold", 0.02))
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
@@ -191,7 +194,8 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     cores = choice.alone.cores_used if choice.design == "blocks" else 1
     run = PairedRun(choice.design, pair["rundefinitions"], batch_options.to_dict(), asdict(batch), plan["seed"],
                     plan["reruns"], max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"],
-                    plan["container"], now(), design_why=choice.why, cores=cores,
+                    plan["container"], now(), design_why=f"auto: {choice.why}" if design == "auto" else choice.why,
+                    cores=cores,
                     pilot=choice.check.to_dict() if choice.check else {})
     write(run, outdir, command_line)
     for rerun in range(1, run.reruns + 1):
@@ -364,6 +368,11 @@ def _stop(run, result, looks, alpha, threshold):
         undecided = [r.row for r in looks if not r.decision.decided]
         slower = [r.row for r in looks if r.decision.decided and r.decision.verdict == "slower"]
         nearest = _nearest_decision(run, looks, alpha, threshold)
+        if run.design in CO_LOCATED and run.reruns < SENTINEL_INVOCATIONS:
+            run.checks.append({"reruns": run.reruns, "undecided": undecided,
+                               "why": f"the sentinel judges the {run.design} design from {SENTINEL_INVOCATIONS} "
+                                      "invocations on, before a verdict is given from its pairs"})
+            return _out_of_room(run)
         run.checks.append({"reruns": run.reruns, "undecided": undecided, "nearest_decision": nearest,
                            "why": f"undecided: {', '.join(undecided)}{_forecast(run, nearest)}"})
         if not undecided:
@@ -377,6 +386,11 @@ def _stop(run, result, looks, alpha, threshold):
             return f"CI half-width {width:.2f} % < {run.until:g} % after {run.reruns} invocations"
     else:
         return ""
+    return _out_of_room(run)
+
+
+def _out_of_room(run):
+    """Why no further invocation may run (M_max or the budget), else None."""
     if run.reruns >= run.max_reruns:
         return f"--max-reruns {run.max_reruns} reached"
     from analysis.tools.plan import ab_looks
@@ -493,8 +507,9 @@ def summary(run):
            "interleaved": "both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side "
                           "first in half the pairs; their CPU times compared"}.get(run.design) or (
         f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, another "
-        "per invocation")
-    chosen = f" (auto: {run.design_why})" if run.design_why else ""
+        "per invocation" + (f", on {run.cores} cores: a command runs threads, and runs on the cores it uses alone"
+                            if run.cores > 1 else ""))
+    chosen = f" ({run.design_why})" if run.design_why else ""
     text = (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of {b['pairs_per_run']} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b['why']}")

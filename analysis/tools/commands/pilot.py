@@ -89,24 +89,25 @@ def time_alone(rundefinition, options):
     return Alone(float(np.median(found)), min(shares), max(shares))
 
 
-def colocation_pilot(rundefinition, options, alone, threshold, out=None):
-    """The co-location Check of interleaving this pair, from rounds on one core of this process's
-    set, each a cmdrun run with every other couple back to back."""
-    core = min(os.sched_getaffinity(0))
-    line, tail = _cmdrun_line(rundefinition, options, "--interleave", "--sentinel", "2")
+def colocation_pilot(rundefinition, options, alone, threshold, design="interleaved"):
+    """The co-location Check of the design (interleaved: on one core of this process's set; duet:
+    on its first two) from rounds of cmdrun runs with every other couple back to back."""
+    flag = {"interleaved": "--interleave", "duet": "--duet"}[design]
+    cpus = sorted(os.sched_getaffinity(0))[:1 if design == "interleaved" else 2]
+    line, tail = _cmdrun_line(rundefinition, options, flag, "--sentinel", "2")
     pairs = ROUND_PAIRS * max(1, math.ceil(ROUND_SECONDS / alone.seconds / ROUND_PAIRS)) if alone.seconds > 0 else ROUND_PAIRS
     rounds, start = [], time.monotonic()
     while len(rounds) < MAX_ROUNDS:
-        batch = _timed(["taskset", "-c", str(core), *line], tail, pairs, seed=len(rounds) + 1)
+        batch = _timed(["taskset", "-c", ",".join(map(str, cpus)), *line], tail, pairs, seed=len(rounds) + 1)
         if not batch:
             break
         rounds.append(executions.Invocation(("pilot", len(rounds)), [[e for e in batch if e.status == 0]]))
-        result = colocation.check(rounds, "interleaved", threshold)
+        result = colocation.check(rounds, design, threshold)
         precise = result.judged and math.log(result.bias.high / result.bias.low) / 2 <= math.log1p(result.tolerance)
         spent = time.monotonic() - start > PILOT_SECONDS
         if len(rounds) >= MIN_ROUNDS and (precise or spent or result.flagged):
             break
-    return colocation.check(rounds, "interleaved", threshold)
+    return colocation.check(rounds, design, threshold)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,17 @@ class Choice:
     alone: Alone
     check: colocation.Check = None
     why: str = ""
+
+
+def checked(choice, rundefinition, options, threshold):
+    """A co-located design asked for by name, piloted as auto's is: where the pilot flags it (it
+    changes what a side costs), blocks runs instead, and the first line says why; a pilot that
+    only could not show it harmless keeps it, watched by the sentinel."""
+    check = colocation_pilot(rundefinition, options, choice.alone, threshold, choice.design)
+    if not check.flagged:
+        return Choice(choice.design, choice.alone, check)
+    return Choice("blocks", choice.alone, check, (f"--design {choice.design} was asked for, but its pilot flagged it: "
+                                                  f"{colocation.reason(check)}; blocks runs instead"))
 
 
 def choose(rundefinition, options, columns, threshold):

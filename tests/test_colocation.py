@@ -172,3 +172,10 @@ def test_a_flagged_run_without_a_blocks_continuation_ends_undecided(scratch):
     assert paired_ab.undecided_by_design(run)
     run.switched = 3
     assert not paired_ab.undecided_by_design(run)
+    # a verdict before the sentinel is judged only where the pilot showed the design harmless
+    rng = np.random.default_rng(3)
+    rounds = [co_located_invocation(i, 0.05 + rng.normal(0, 0.002, 20), 0.05 + rng.normal(0, 0.002, 20)) for i in range(5)]
+    run.design, run.pilot = "interleaved", colocation.check(rounds, "interleaved", 0.02).to_dict()
+    assert paired_ab.piloted_harmless(run)
+    run.pilot = colocation.check(rounds, "duet", 0.02).to_dict()
+    assert not paired_ab.piloted_harmless(run)

@@ -47,7 +47,7 @@ INVOCATION_COST = 0.5     # s BenchExec spends once per invocation here, besides
 MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
 SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
-SENTINEL_INVOCATIONS = 5  # --until-decided stops a co-located design no earlier: its sentinel needs them
+SENTINEL_INVOCATIONS = 5  # --until-decided stops a co-located design that no pilot showed harmless no earlier
 
 
 COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
@@ -368,7 +368,7 @@ def _stop(run, result, looks, alpha, threshold):
         undecided = [r.row for r in looks if not r.decision.decided]
         slower = [r.row for r in looks if r.decision.decided and r.decision.verdict == "slower"]
         nearest = _nearest_decision(run, looks, alpha, threshold)
-        if run.design in CO_LOCATED and run.reruns < SENTINEL_INVOCATIONS:
+        if run.design in CO_LOCATED and run.reruns < SENTINEL_INVOCATIONS and not piloted_harmless(run):
             run.checks.append({"reruns": run.reruns, "undecided": undecided,
                                "why": f"the sentinel judges the {run.design} design from {SENTINEL_INVOCATIONS} "
                                       "invocations on, before a verdict is given from its pairs"})
@@ -387,6 +387,17 @@ def _stop(run, result, looks, alpha, threshold):
     else:
         return ""
     return _out_of_room(run)
+
+
+def piloted_harmless(run):
+    """Whether the pilot showed the run's co-located design harmless (auto's condition for it): then
+    its verdict may come before the sentinel is judged."""
+    from analysis.tools.commands import colocation
+
+    if not run.pilot:
+        return False
+    check = colocation.Check.from_dict(run.pilot)
+    return check.design == run.design and check.shown_harmless(4 * check.tolerance)
 
 
 def _out_of_room(run):

@@ -143,7 +143,7 @@ def build_report(paths, table_pages=None, notes=None):
             continue
         own_sweeps = [(d, s) for d, s in sweeps if s.experiment == name]
         context = Context(tables=by_experiment[name], conditions=conditions, sweeps=own_sweeps, environment=env,
-                          machine=_facts(own_sweeps, by_experiment[name]))
+                          machine=_facts(own_sweeps, by_experiment[name], sweeps))
         with run_looks.applied(own_sweeps[0][1] if own_sweeps else None):  # a sequential sweep's levels
             result = experiment.section(context)
         section = result.section
@@ -228,12 +228,15 @@ def _only(table, columns):
         nonfinite={k: v for k, v in table.nonfinite.items() if k in keep})
 
 
-def _facts(sweeps, tables):
-    """The measured machine as the (first) sweep recorded it; for bare result files, this host's
-    only if they were made here (analysis.machine.facts.for_results)."""
+def _facts(sweeps, tables, others=()):
+    """The measured machine as the (first) sweep recorded it, its kernel log's TSC lines from
+    another of `others` (the report's sweeps) of the same boot where it recorded none; for bare
+    result files, this host's only if they were made here (analysis.machine.facts.for_results)."""
     for _, sweep in sweeps:
         if sweep.machine:
-            return machine_facts.Facts.from_dict(sweep.machine)
+            recorded = [(s.experiment, machine_facts.Facts.from_dict(s.machine)) for _, s in others
+                        if s.machine and s is not sweep]
+            return machine_facts.with_kernel_log(machine_facts.Facts.from_dict(sweep.machine), recorded)
     return machine_facts.for_results(tables)
 
 

@@ -389,7 +389,7 @@ def test_6_nice_19_is_refuted_when_the_interval_excludes_the_benefit():
     f = discipline_claims.priority_helps(runs, [ONE_GROUP] * 5)[0]
     assert f.verdict == "refuted"
     assert "claim: <= 0.9" in f.evidence and "unit: reruns, M = 5 of n = 10 runs" in f.evidence
-    assert "the whole CI is short of the claimed bound" in f.evidence and "in all 5 niced reruns" in f.evidence
+    assert "the whole CI is above the claimed bound" in f.evidence and "in all 5 niced reruns" in f.evidence
     apart = {**ONE_GROUP, "competitor": {**ONE_GROUP["competitor"], "autogroup": "/autogroup-8"}}
     f = discipline_claims.priority_helps(runs, [ONE_GROUP, apart])[0]
     assert f.verdict == "not testable here" and "/autogroup-8" in f.evidence and "different scheduling groups" in f.evidence
@@ -404,7 +404,7 @@ def test_7_the_timer_read_floor_is_judged_on_its_10_ns_grid():
     interval widens to [15, 25] ns, which straddles the band's edge 16 ns by less than half a
     step: inconclusive, no finer than the grid allows (no '72 core cycles')."""
     f = finding("os-microbench", "CPUID;RDTSC")
-    assert f.verdict == "inconclusive" and "decides it: on this grid, half a step" in f.evidence
+    assert f.verdict == "inconclusive" and "decides it: on this 10.01 ns grid, half a step" in f.evidence
     assert "widened by half the 10.01 ns grid step" in f.evidence
     assert "72 core cycles" not in f.evidence and "core cycles at" in f.evidence
 

@@ -79,7 +79,7 @@ def test_on_a_grid_the_size_leaves_room_for_half_a_step_or_none_is_named():
     # bash 0->1 of the recorded demo: 0.9787 against the margin's 0.98, half a step 0.0114
     v = no_effect(Estimate(0.9787, 0.9545, 0.9926, unit="reruns", n=10, m=3, grid=0.02281), 0.02)
     assert v.verdict == "inconclusive" and "never" in v.part.decide
-    assert "no number of reruns decides it: on this grid, half a step (0.01141)" in v.evidence
+    assert "no number of reruns decides it: on this 0.02281 grid, half a step (0.01141) is at least the distance" in v.evidence
     # a grid at least twice the margin: no M either
     v = no_effect(Estimate(1.0, 0.9, 1.1, unit="runs", n=30, grid=0.1134), 0.02)
     assert v.part.decide["cause"] == "grid" and "no number of reruns decides it" in v.evidence

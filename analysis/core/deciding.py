@@ -7,6 +7,10 @@ would use t_{M-1} (2.3 at M = 10): it names an M several times too large for a s
 large m it is the normal approximation, which names one too small. So s is recovered from the
 interval as it was computed (its level and m), and the smallest M is searched with the quantile
 of each candidate M, assuming the estimate and s stay where they are.
+
+An interval made on the log scale (a t interval of per-rerun logs: ratios, times) is sized there
+(``on_log_scale``): its upper side, exponentiated, is several times its lower at M = 3, and taking
+the spread from it names an M ten times too large.
 """
 
 from __future__ import annotations
@@ -58,6 +62,20 @@ def smallest_size(half, size, level, room, limit):
     while m > 2 and _shrink(m - 1, level) <= target:
         m -= 1
     return max(m, size + 1)
+
+
+def on_log_scale(value, low, high, edges, grid=0.0):
+    """(half-width, room) of an interval made on the log scale, in logs: its wider side,
+    max(ln(high / value), ln(value / low)), and the log distance from the estimate to the nearest
+    edge, each edge moved half a grid step toward the estimate (the verdict widens the interval by
+    that much). None where a value is not positive: that interval is sized as it is."""
+    if not (value > 0 and low > 0 and high > 0):
+        return None
+    near = [e + math.copysign(grid / 2, value - e) for e in edges]
+    rooms = [abs(math.log(value / e)) for e in near if e > 0]  # an edge at or below 0: no log interval reaches it
+    if not rooms:
+        return None
+    return max(math.log(high / value), math.log(value / low)), min(rooms)
 
 
 def smallest_f_reruns(theta, bound, m, n, level, limit):

@@ -41,7 +41,7 @@ def over_reruns(values, *, n, confidence=0.95, method="", log=False, scale="rati
     low, high = _t_interval(mean, sem, m, nominal, log)
     what = "geometric mean, t interval of the logs" if log else "t interval"
     value = math.exp(mean) if log else mean
-    common = {"unit": "reruns", "n": int(n), "m": m, "scale": scale,
+    common = {"unit": "reruns", "n": int(n), "m": m, "scale": scale, "interval": "log t" if log else "t",
               "method": f"{what} ({100 * confidence:.3g} %{note}) over {method}"}
     if look is None:
         return Estimate(value, float(low), float(high), level=nominal, **common)

@@ -57,8 +57,12 @@ class Estimate:
     scale: str = ""  # how to print the quantity: "ratio", "pct" or a unit such as "ns"
     level: float = 0.0  # the level the interval was computed at (a sequential look's, if stricter); 0: not recorded
     # how the interval was made, so that what would decide it follows the same distribution: "t" (over
-    # reruns or runs), "F" (theta = 1 + n var(between) / var(within) from one-way ANOVA: M reruns of n runs)
+    # reruns or runs), "log t" (a t interval of the logs, or a ratio of two: sized on the log scale),
+    # "F" (theta = 1 + n var(between) / var(within) from one-way ANOVA: M reruns of n runs)
     interval: str = "t"
+    # the level of the t quantile the width scales with, where it is not `level` (a ratio of two medians
+    # whose intervals are each at 1 - alpha/2); 0: `level`
+    sizing_level: float = 0.0
 
     def widened(self):
         """The CI widened by half a grid step on each side."""
@@ -71,7 +75,7 @@ class Estimate:
         interval is far wider (unbounded while it spends no alpha) than the one the last looks test with."""
         fixed = getattr(self, "fixed", ())
         if not (fixed and self.value and all(map(math.isfinite, fixed))):
-            return self.low, self.high, self.level
+            return self.low, self.high, self.sizing_level or self.level
         low, high = sorted((self.value * fixed[0], self.value * fixed[1]))
         return low, high, getattr(self, "fixed_level", 0.0)
 
@@ -147,22 +151,37 @@ class Verdict:
                     label=label, quantity=quantity, implies=self.implies)
 
 
-def format_value(x, scale):
-    """A value in its scale: 'pct' as a percentage, ratios and units to 4 significant digits."""
+def format_value(x, scale, digits=4, zeros=False):
+    """A value in its scale: 'pct' as a percentage, ratios and units to `digits` significant digits;
+    `zeros` keeps trailing zeros, so that an interval's ends show the same digits (0.2691–7.000)."""
     if not math.isfinite(x):
         return "∞" if x > 0 else "-∞"
     if scale == "pct":
         return f"{x:.2%}"
-    if scale in ("", "ratio"):
-        return f"{x:.4g}"
-    return f"{x:.4g} {scale}"
+    text = f"{x:#.{digits}g}".rstrip(".") if zeros else f"{x:.{digits}g}"
+    return text if scale in ("", "ratio") else f"{text} {scale}"
+
+
+def format_interval(low, high, scale, digits=4):
+    """An interval's ends as text to the same significant digits, trailing zeros kept where one end
+    has fewer (0.2691–7.000, not 0.2691–7; 32–48 stays)."""
+    texts = [format_value(x, scale, digits) for x in (low, high)]
+    if scale == "pct" or not all(x and math.isfinite(x) for x in (low, high)):
+        return texts
+    same = max(_significant(text) for text in texts)
+    return [format_value(x, scale, same, zeros=True) for x in (low, high)]
+
+
+def _significant(text):
+    """The significant digits of a number as format_value printed it ('0.9950 µs' -> 4, '7' -> 1)."""
+    return len(text.split()[0].split("e")[0].lstrip("-").replace(".", "").lstrip("0"))
 
 
 def _ci_text(est):
     low, high = est.widened()
     grid = f", widened by half the {format_value(est.grid, est.scale)} grid step" if est.grid else ""
     method = f" ({est.method})" if est.method else ""
-    value, low, high = (format_value(x, est.scale) for x in (est.value, low, high))
+    value, (low, high) = format_value(est.value, est.scale), format_interval(low, high, est.scale)
     return f"{value}, CI [{low}, {high}]{grid}{method}; {est.replication()}"
 
 
@@ -173,23 +192,26 @@ def never(why, cause="bound"):
     return {"never": why, "cause": cause}
 
 
-def _needed(est, distance, refuting=False, bound=None):
-    """What would decide, as data (Part.decide): the smallest M (or n) whose t interval, widened
-    by half the grid step, fits within `distance` (the gap between the estimate and the nearest
-    bound that would decide), or why no number does. Today's half-width is the wider side of the
-    interval (a ratio's interval of the logs is wider above), so the size named is not too small;
-    for a repeated interval it is the interval at the claim's own level (Estimate.sizing)."""
+def _needed(est, edges, refuting=False):
+    """What would decide, as data (Part.decide): the smallest M (or n) whose interval, widened by
+    half the grid step, clears `edges` (the bound it must exclude, or the band's two edges it must
+    fit inside) with the estimate where it is, or why no number does. A t interval is sized by its
+    wider side (a bootstrap's is not symmetric), a log-t interval on the log scale
+    (deciding.on_log_scale), an F interval by the F quantiles; for a repeated interval it is the
+    one at the claim's own level (Estimate.sizing)."""
     low, high, level = est.sizing()
-    half = max(est.value - low, high - est.value)
     flag = {"refuting": True} if refuting else {}
-    if not (math.isfinite(half) and half > 0):
-        return never("no spread to judge by", "bound")
+    bound = min(edges, key=lambda e: abs(est.value - e))
+    distance = abs(est.value - bound)
     if distance <= 0:
         return never("the estimate sits on the bound")
     room = distance - est.grid / 2
-    if room <= 0:
-        return never(f"on this grid, half a step ({format_value(est.grid / 2, est.scale)}) is as wide as the distance from the "
-                     f"estimate to the bound ({format_value(distance, est.scale)})")
+    if room <= 0:  # before the spread: identical medians on a grid have none, and the grid is why
+        return never(f"on this {format_value(est.grid, est.scale)} grid, half a step ({format_value(est.grid / 2, est.scale)}) "
+                     f"is at least the distance from the estimate to the bound ({format_value(distance, est.scale)})")
+    half = max(est.value - low, high - est.value)
+    if not (math.isfinite(half) and half > 0):
+        return never("no spread to judge by", "bound")
     if est.unit == "cases":
         # the binomial half-width shrinks as 1/sqrt(cases) (normal approximation), the share held
         return {"cases": math.ceil(est.n * (half / room) ** 2), **flag}
@@ -199,10 +221,11 @@ def _needed(est, distance, refuting=False, bound=None):
         return never("one figure pooled over the runs has no interval that reruns narrow", "grid")
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive
 
-    if est.interval == "F" and bound is not None:
+    if est.interval == "F":
         needed = deciding.smallest_f_reruns(est.value, bound, est.m, est.n, level, MAX_SUGGESTED)
         return {"reruns": needed, **flag} if needed else never("more reruns than is practical would be needed", "practical")
-
+    if est.interval == "log t":
+        half, room = deciding.on_log_scale(est.value, low, high, edges, est.grid) or (half, room)
     size = est.m if est.unit == "reruns" else est.n
     needed = deciding.smallest_size(half, size, level, room, MAX_SUGGESTED)
     if not needed:
@@ -277,15 +300,16 @@ def at_least(est, threshold, *, larger=True):
     side = ">=" if larger else "<="
     bound = format_value(threshold, est.scale)
     head = f"claim: {side} {bound}; {_ci_text(est)}"
+    # the words follow the claim's side: an "at most 0.9" holds below 0.9 and fails above it
+    holds, fails = ("beyond", "short of") if larger else ("at or below", "above")
     if (low >= threshold) if larger else (high <= threshold):
-        return _judged(est, "confirmed", head, f"the whole CI is beyond the claimed bound {bound}",
+        return _judged(est, "confirmed", head, f"the whole CI is {holds} the claimed bound {bound}",
                        implies=(threshold, math.inf) if larger else (-math.inf, threshold))
     if (high < threshold) if larger else (low > threshold):
-        return _judged(est, "refuted", head, f"the whole CI is short of the claimed bound {bound}",
+        return _judged(est, "refuted", head, f"the whole CI is {fails} the claimed bound {bound}",
                        implies=(-math.inf, threshold) if larger else (threshold, math.inf))
     short = (est.value < threshold) if larger else (est.value > threshold)
-    return _judged(est, "inconclusive", head, f"the CI contains the bound {bound}",
-                   _needed(est, abs(est.value - threshold), short, threshold))
+    return _judged(est, "inconclusive", head, f"the CI contains the bound {bound}", _needed(est, (threshold,), short))
 
 
 def grid_bound(est, margin):
@@ -309,11 +333,9 @@ def no_effect(est, margin, *, null=1.0):
                              f"(±{format_value(margin, est.scale)})", "grid"))
     if lo_m <= low and high <= hi_m:
         return _judged(est, "confirmed", head, f"the whole CI lies inside {band} (equivalence)", implies=(lo_m, hi_m))
-    inside = lo_m <= est.value <= hi_m
-    distance = min(hi_m - est.value, est.value - lo_m) if inside else min(abs(est.value - hi_m), abs(est.value - lo_m))
-    edge = min((lo_m, hi_m), key=lambda e: abs(est.value - e))
-    return _judged(est, "inconclusive", head, f"the CI is neither inside nor outside {band}",
-                   _needed(est, distance, not inside, edge))
+    inside = lo_m <= est.value <= hi_m  # inside, the interval must fit between both edges; outside, clear the nearer
+    edges = (lo_m, hi_m) if inside else (min((lo_m, hi_m), key=lambda e: abs(est.value - e)),)
+    return _judged(est, "inconclusive", head, f"the CI is neither inside nor outside {band}", _needed(est, edges, not inside))
 
 
 def about(est, target, factor=ABOUT_FACTOR):
@@ -330,10 +352,9 @@ def about(est, target, factor=ABOUT_FACTOR):
                        never(f"the {format_value(est.grid, est.scale)} grid step is as wide as the band", "grid"))
     if band[0] <= low and high <= band[1]:
         return _judged(est, "confirmed", head, f"the whole CI lies in {span}", implies=band)
-    distance = min(abs(est.value - band[0]), abs(est.value - band[1]))
     outside = not band[0] <= est.value <= band[1]
-    edge = min(band, key=lambda e: abs(est.value - e))
-    return _judged(est, "inconclusive", head, f"the CI straddles an edge of {span}", _needed(est, distance, outside, edge))
+    edges = (min(band, key=lambda e: abs(est.value - e)),) if outside else band
+    return _judged(est, "inconclusive", head, f"the CI straddles an edge of {span}", _needed(est, edges, outside))
 
 
 def direction(est, *, null=1.0, larger=True):
@@ -349,8 +370,7 @@ def direction(est, *, null=1.0, larger=True):
         return _judged(est, "refuted", head, f"the CI excludes {bound} on the other side",
                        implies=(-math.inf, null) if larger else (null, math.inf))
     other_side = (est.value < null) if larger else (est.value > null)
-    return _judged(est, "inconclusive", head, f"the CI contains {bound}",
-                   _needed(est, abs(est.value - null), other_side, null))
+    return _judged(est, "inconclusive", head, f"the CI contains {bound}", _needed(est, (null,), other_side))
 
 
 def all_of(parts):

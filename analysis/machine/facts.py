@@ -8,7 +8,7 @@ this very host and no sweep recorded them.
 """
 
 import platform
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from analysis.machine import kernel, numa, topology
 from analysis.machine.reader import Machine
@@ -28,6 +28,7 @@ class Facts:
     numa: dict = None  # {"nodes", "distance", "cpus"} from /sys, None where the machine has no node directory
     rapl: bool = False  # /sys/class/powercap has a RAPL zone
     origin: str = "recorded by the sweep"
+    kernel_log_origin: str = ""  # where kernel_log came from when not from `origin` (another sweep of the same boot)
 
     def topology_cpus(self):
         return [topology.Cpu(id=c["id"], package=c["package"], core=c["core"], siblings=tuple(c["siblings"]),
@@ -78,6 +79,18 @@ def record(root="/", kernel_log_path="/dev/kmsg"):
         rapl=powercap.is_dir() and any(powercap.glob("*rapl*")),
         origin="recorded by the sweep",
     )
+
+
+def with_kernel_log(facts, others):
+    """`facts` with the kernel log's TSC lines that another sweep of the same machine and boot
+    recorded, where its own sweep recorded none (/dev/kmsg read by one sweep and not by the next).
+    `others`: [(experiment, Facts)]."""
+    if facts.kernel_log:
+        return facts
+    for experiment, other in others:
+        if other.kernel_log and (other.hostname, other.boot_time) == (facts.hostname, facts.boot_time):
+            return replace(facts, kernel_log=other.kernel_log, kernel_log_origin=f"recorded by the {experiment} sweep")
+    return facts
 
 
 def _hosts(tables):

@@ -17,6 +17,7 @@ from analysis.core.report import summary
 from analysis.core.report.model import VERDICTS
 
 CHANGE = 0.02  # the comparison a reader most often asks about: a 2 % change
+AGREE = 0.02  # two timers "agree" when their ratio's interval lies within 1 ± 2 %, every no-effect claim's margin
 MAX_INVOCATIONS = 200
 
 
@@ -53,13 +54,27 @@ def _gate(findings):
         return None
     text = "Gate on CPU time (BenchExec's cputime column)"
     if clock and clock[0].verdict == "confirmed":
-        text += (f": the program's own clock() and the cgroup agree, {summary.interval(clock[0].parts[0])}"
-                 f" (clock() / cgroup)")
+        text += f": {_clock_agreement(clock[0].parts[0])}"
     text += "."
     if same_core and same_core[0].parts[0].verdict == "confirmed":
         text += (" Wall time is only as good as the machine is quiet: a CPU-bound competitor on the same CPU makes it "
                  f"{summary.interval(same_core[0].parts[0])} times as long.")
     return _line("gate", text, clock + same_core)
+
+
+def _clock_agreement(part):
+    """How clock() and the cgroup compare, from the ratio's interval: "agree" only within ±AGREE
+    (a claim confirmed within 5 % may still lie outside it: 0.9741, CI 0.9736-0.9745)."""
+    ratio = f"{summary.interval(part)} (clock() / cgroup)"
+    margin = part.implies[1] - 1  # the confirmed claim's own margin (5 %)
+    claimed = f"within the claim's {100 * margin:.3g} %" if math.isfinite(margin) else "as the claim says"
+    agree = f"{100 * AGREE:g} %"
+    if 1 - AGREE <= part.low and part.high <= 1 + AGREE:
+        return f"the program's own clock() and the cgroup agree within {agree}, {ratio}"
+    if part.high < 1 - AGREE or part.low > 1 + AGREE:
+        return (f"the program's own clock() and the cgroup differ by more than {agree}, {ratio}, {claimed}: "
+                "compare CPU times of one source")
+    return f"the program's own clock() is {claimed} of the cgroup, {ratio}; within {agree} is not shown"
 
 
 def _timers(findings):

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import math
 
-from analysis.core.verdicts import format_value
+from analysis.core.verdicts import format_interval, format_value
 
 MAX_WORDS = 30
 
 
-def number(value, unit):
+def number(value, unit, digits=4):
     """A value in its unit, as the evidence writes it (verdicts.format_value); '–' when missing."""
     if value is None:
         return "–"
-    return format_value(value, unit or "ratio")
+    return format_value(value, unit or "ratio", digits)
 
 
 _RESTS_ON = {"reruns": "M = {m} reruns", "cases": "{n} cases", "samples": "n = {n} samples",
@@ -42,13 +42,14 @@ def interval(part, with_sizes=True):
 
 
 def _distinct(part):
-    """low, high and the estimate as text, with as many digits as it takes to tell the interval's
-    ends apart (a TSC rate within 0.001 % of the kernel's reads '1–1' at 4 digits)."""
-    texts = [number(x, part.unit) for x in (part.low, part.high, part.estimate)]
-    if part.unit != "pct" and texts[0] == texts[1] and all(map(math.isfinite, (part.low, part.high, part.estimate))):
-        suffix = "" if part.unit in ("", "ratio") else f" {part.unit}"
+    """low, high and the estimate as text, the interval's ends to the same significant digits
+    (verdicts.format_interval: not '0.2691–7'), as many as it takes to tell them apart (a TSC rate
+    within 0.001 % of the kernel's reads '1–1' at 4 digits)."""
+    unit = part.unit or "ratio"
+    texts = [*format_interval(part.low, part.high, unit), number(part.estimate, unit)]
+    if unit != "pct" and texts[0] == texts[1] and all(map(math.isfinite, (part.low, part.high, part.estimate))):
         for digits in range(5, 10):  # a zero-width interval (identical invocations) shows its 9 digits
-            texts = [f"{x:.{digits}g}{suffix}" for x in (part.low, part.high, part.estimate)]
+            texts = [*format_interval(part.low, part.high, unit, digits), number(part.estimate, unit, digits)]
             if texts[0] != texts[1]:
                 break
     return texts

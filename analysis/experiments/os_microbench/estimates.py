@@ -95,12 +95,16 @@ def _bounds(est):
 
 def ratio(a, b, confidence=0.95, what="a / b"):
     """median a / median b of two variants: the interval from each median's 1 - alpha/2 interval
-    (Bonferroni over the two), widened by their grids."""
+    (Bonferroni over the two), widened by their grids. Of two log-t intervals it is one on the log
+    scale too, its half-width there the sum of theirs, which narrows with M as a t interval at
+    1 - alpha/2 does: what would decide it is sized so (Estimate.interval, sizing_level)."""
     each = 1 - (1 - confidence) / 2
     ea, eb = median(a, each), median(b, each)
     (la, ha), (lb, hb) = _bounds(ea), _bounds(eb)
+    logs = ea.interval == eb.interval == "log t" and ea.unit == eb.unit
     return Estimate(ea.value / eb.value, la / hb, ha / lb if lb > 0 else math.inf, unit=_unit(ea, eb),
                     n=min(ea.n, eb.n), m=min(ea.m, eb.m), scale="ratio",
+                    interval="log t" if logs else "t", sizing_level=each if logs else 0.0,
                     method=f"{what}, ratio of medians from their {100 * each:.3g} % intervals")
 
 

@@ -1,7 +1,7 @@
 """
 The TSC frequency the tracer measured against the kernel's value, and the core clock beside it
 (analysis.core.instruments: kit.h's probe, checked). The kernel's value comes from what the runs
-read (kernel log, else /proc/cpuinfo), else from the kernel log the sweep recorded.
+read (kernel log, else /proc/cpuinfo), else from the kernel log a sweep of the same boot recorded.
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ def clocks(runs, facts):
     if not any(exact for *_, exact in references):
         mhz, line = kernel_log_tsc(facts.kernel_log) if facts.kernel_log else (None, None)
         if mhz:
-            references.insert(0, (f"{line} ({facts.origin})", mhz * 1e6, True))
+            references.insert(0, (f"{line} ({facts.kernel_log_origin or facts.origin})", mhz * 1e6, True))
         else:
-            warnings.append("the kernel log is unreadable here (needs root) and the tracer could not read it inside "
-                            "BenchExec's container either: the TSC is compared with /proc/cpuinfo only")
+            warnings.append("no sweep recorded the kernel log's TSC line (reading the log needs root) and the tracer "
+                            "could not read it inside BenchExec's container either: the TSC is compared with "
+                            "/proc/cpuinfo only")
     reference = next(((label, value) for label, value, exact in references if exact),
                      references[0][:2] if references else (None, math.nan))
     deviation = (tsc - reference[1]) / reference[1] if np.isfinite(reference[1]) and np.isfinite(tsc) else math.nan

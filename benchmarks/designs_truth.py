@@ -260,7 +260,20 @@ def judge(record, t):
     # the truth is measured too: the two agree where their intervals meet (a narrow design CI can
     # miss the truth's point by the truth's own noise alone)
     record["agrees"] = None if low is None or high is None else low <= t.ci_high and t.ci_low <= high
+    record["consistent"] = consistent(record, t)
     return record
+
+
+def consistent(record, t):
+    """Whether the design's estimate and the truth differ by no more than their two 95 % intervals
+    allow together (on the log scale, |ln est - ln truth| <= sqrt(h_design^2 + h_truth^2), each h
+    the wider side): the truth is measured too, and its own noise must not count against a design."""
+    values = (record["ratio"], record["ci_low"], record["ci_high"], t.ratio, t.ci_low, t.ci_high)
+    if any(v is None or not (v > 0 and math.isfinite(v)) for v in values):
+        return None
+    est, low, high, truth_ratio, t_low, t_high = (math.log(v) for v in values)
+    h_design, h_truth = max(high - est, est - low), max(t_high - truth_ratio, truth_ratio - t_low)
+    return abs(est - truth_ratio) <= math.hypot(h_design, h_truth)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +300,7 @@ def table(record):
         if r.get("wrong_sign"):
             verdict += " (wrong sign" + (", sure)" if r.get("wrong_sign_sure") else ")")
         covers = {True: "yes", False: "**no**", None: "–"}[r.get("covers")]
+        covers += {True: "", False: " (**inconsistent**)", None: ""}[r.get("consistent")]
         lines.append(f"| {r['class']} | {_change(r['change'])} | {_ci(t['ratio'], t['ci_low'], t['ci_high'])} | "
                      f"{r['design']} → {r['ran'] or '–'} | {_ci(r['ratio'], r['ci_low'], r['ci_high'])} | {covers} | "
                      f"{verdict} | {r['exit'] if r['exit'] is not None else '–'} | {r['seconds']:.1f} |")
@@ -296,11 +310,12 @@ def table(record):
         judged = [r for r in mine if r.get("covers") is not None]
         coverage = f"{100 * sum(r['covers'] for r in judged) / len(judged):.0f} %" if judged else "–"
         agree = f"{100 * sum(bool(r.get('agrees')) for r in judged) / len(judged):.0f} %" if judged else "–"
+        fits = f"{100 * sum(bool(r.get('consistent')) for r in judged) / len(judged):.0f} %" if judged else "–"
         wrong = sum(bool(r.get("wrong_sign")) for r in mine)
         sure = sum(bool(r.get("wrong_sign_sure")) for r in mine)
         errors = sum(r["verdict"] is None for r in mine)
-        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI; its CI meets the "
-                     f"truth's in {agree}), "
+        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI; consistent with the "
+                     f"truth, both intervals counted, in {fits}; its CI meets the truth's in {agree}), "
                      f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "
                      f"median {statistics.median(r['seconds'] for r in mine):.1f} s")
     return "\n".join(lines)
@@ -310,6 +325,14 @@ def save(path, record):
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(record, indent=2))
     temporary.replace(path)
+
+
+def summarize(path):
+    """The table of a recorded sitting, judged again (python benchmarks/designs_truth.py --table FILE)."""
+    record = json.loads(Path(path).read_text())
+    for r in record["rows"]:
+        judge(r, Truth(**r["truth"]))
+    return table(record)
 
 
 def main(argv=None):
@@ -323,7 +346,11 @@ def main(argv=None):
     parser.add_argument("--threshold", type=float, default=0.02, help="timekit ab --threshold (default 0.02)")
     parser.add_argument("--budget", help="timekit ab --budget per run (default 40s; 20s with --quick)")
     parser.add_argument("--quick", action="store_true", help="smoke test: compute +5 %%, design auto")
+    parser.add_argument("--table", metavar="FILE", help="print the table of a recorded sitting, judged again, and stop")
     args = parser.parse_args(argv)
+    if args.table:
+        print(summarize(args.table))
+        return 0
     if args.pairs < 30:
         parser.error("--pairs must be at least 30")
     if args.quick:

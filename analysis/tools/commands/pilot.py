@@ -7,7 +7,8 @@ batch is sized from it), how much of its wall time each side keeps a core busy, 
 cores it uses (CPU time above wall time: threads). Then, for commands that keep one core busy,
 rounds of pairs on one core with half of the couples interleaved and half back to back (cmdrun
 --interleave --sentinel 2), until the co-location check (analysis.tools.commands.colocation) can
-tell a bias of a quarter of the threshold or the pilot's time is spent. auto interleaves only
+tell a bias of a quarter of the threshold, the pilot's time is spent, or the spread met so far
+shows that its time cannot show the design harmless. auto interleaves only
 where the pilot shows that interleaving leaves what each command costs as it is alone (each within
 5 %, their ratio's 99 % interval within the threshold); everything else runs under blocks.
 """
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats
 
 from analysis.sweep import runner
 from analysis.tools.commands import colocation, executions
@@ -104,10 +106,24 @@ def colocation_pilot(rundefinition, options, alone, threshold, design="interleav
         rounds.append(executions.Invocation(("pilot", len(rounds)), [[e for e in batch if e.status == 0]]))
         result = colocation.check(rounds, design, threshold)
         precise = result.judged and math.log(result.bias.high / result.bias.low) / 2 <= math.log1p(result.tolerance)
-        spent = time.monotonic() - start > PILOT_SECONDS
-        if len(rounds) >= MIN_ROUNDS and (precise or spent or result.flagged):
+        seconds = time.monotonic() - start
+        last = min(MAX_ROUNDS, int(PILOT_SECONDS / (seconds / len(rounds))))   # the rounds the pilot's time holds
+        if len(rounds) >= MIN_ROUNDS and (precise or seconds > PILOT_SECONDS or result.flagged
+                                          or not _within_reach(result, last, 4 * result.tolerance)):
             break
     return colocation.check(rounds, design, threshold)
+
+
+def _within_reach(check, rounds, threshold):
+    """Whether `rounds` rounds could show the bias within ±threshold (Check.shown_harmless) at the
+    spread met so far: where they cannot, more rounds only delay blocks."""
+    if not check.judged:
+        return True
+    n = check.bias.units
+    t_now = scipy.stats.t.ppf(1 - colocation.LEVEL / 2, n - 1)
+    sd = math.log(check.bias.high / check.bias.low) / 2 * math.sqrt(n) / t_now
+    half = scipy.stats.t.ppf(1 - colocation.LEVEL / 2, max(rounds, n) - 1) * sd / math.sqrt(max(rounds, n))
+    return abs(math.log(check.bias.ratio)) + half <= math.log1p(threshold)
 
 
 @dataclass(frozen=True)

@@ -145,17 +145,28 @@ def test_the_pilot_tells_commands_that_wait_or_run_threads_from_those_that_keep_
 
 
 @pytest.mark.timing
-def test_auto_interleaves_a_pure_compute_pair_after_checking_it_and_reports_the_sentinel(programs, scratch):
-    code, output = timekit("ab", f"{SPIN} 20000", f"{SPIN} 22000", "--format", "json", "--output", scratch / "ab", cwd=scratch)
+def test_a_compute_pair_interleaved_by_name_is_piloted_and_watched_by_its_sentinel(programs, scratch):
+    code, output = timekit("ab", f"{SPIN} 20000", f"{SPIN} 22000", "--design", "interleaved", "--format", "json",
+                           "--output", scratch / "ab", cwd=scratch)
     data = json.loads(output[output.index("{"):])
     ab = data["ab"][0]
-    assert code == 1 and ab["design"] == "interleaved", output[-3000:]
-    assert "a sentinel of back-to-back pairs checks every invocation" in ab["design_why"]
-    assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS
+    assert code == 1 and ab["design"] == "interleaved", output[-3000:]   # a pure compute pair: nothing flags it
+    assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS and not ab["pilot"]["flagged"]
     check = ab["colocation"]["checks"]["command"]
     assert check["bias"]["units"] == 5 and not check["flagged"] and check["pairs_alone"] >= 10
     assert 0.9 < check["base"]["ratio"] < 1.1 and check["alone"]["ratio"] > 1.05
     assert '<option name="--sentinel">' in (scratch / "ab" / "paired.xml").read_text()
+
+
+@pytest.mark.timing
+def test_auto_says_which_design_its_pilot_chose_and_how_to_pin_it(programs, scratch):
+    code, output = timekit("ab", f"{SPIN} 20000", f"{SPIN} 22000", "--format", "json", "--output", scratch / "ab",
+                           cwd=scratch)
+    ab = json.loads(output[output.index("{"):])["ab"][0]
+    assert code == 1 and ab["design"] in ("interleaved", "blocks"), output[-3000:]
+    assert ab["design_why"].startswith("auto: ") and "pins it" in ab["design_why"]
+    assert ab["pilot"]["design"] == "interleaved" and ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS
+    assert ("sentinel" in ab["design_why"]) == (ab["design"] == "interleaved")
 
 
 @pytest.mark.timing

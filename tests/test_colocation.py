@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from analysis.tools.commands import colocation, executions, paired_ab, pilot, spec
+from analysis.tools.commands import choices, colocation, executions, paired_ab, pilot, spec
 from tests.helpers import REPO, run_isolated
 
 SPIN = REPO / "programs" / "bin" / "spin"
@@ -167,6 +167,25 @@ def test_auto_says_which_design_its_pilot_chose_and_how_to_pin_it(programs, scra
     assert ab["design_why"].startswith("auto: ") and "pins it" in ab["design_why"]
     assert ab["pilot"]["design"] == "interleaved" and ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS
     assert ("sentinel" in ab["design_why"]) == (ab["design"] == "interleaved")
+    assert "kept in" in ab["design_why"] and (scratch / "results" / choices.FILE).is_file()
+    # the same pair again: the same design, without a pilot, and it says so
+    code, output = timekit("ab", f"{SPIN} 20000", f"{SPIN} 22000", "--format", "json", "--output", scratch / "ab2",
+                           cwd=scratch)
+    again = json.loads(output[output.index("{"):])["ab"][0]
+    assert code == 1 and again["design"] == ab["design"], output[-3000:]
+    assert again["design_why"].startswith("auto: as a pilot chose for this pair here on") and "pilot it again" in again["design_why"]
+
+
+@pytest.mark.unit
+def test_a_choice_is_kept_per_pair_and_threshold(scratch):
+    options = spec.Options(cwd=str(scratch))
+    pair = {"base": "./a", "new": "./b", "prepare": ""}
+    one, other = choices.key(pair, options, 0.02), choices.key(pair, options, 0.01)
+    assert choices.recall(one, scratch) is None
+    choices.remember(one, "interleaved", "shown harmless", {"design": "interleaved"}, scratch)
+    assert choices.recall(one, scratch)["design"] == "interleaved" and choices.recall(other, scratch) is None
+    (scratch / choices.FILE).write_text("not json")
+    assert choices.recall(one, scratch) is None   # an unreadable record: piloted again
 
 
 @pytest.mark.timing

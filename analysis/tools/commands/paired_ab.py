@@ -167,7 +167,7 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
 def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
     """A new paired A/B directory: the pair timed, the design (for auto) and the batch chosen,
     tasks and the definition."""
-    from analysis.tools.commands import pilot
+    from analysis.tools.commands import choices, pilot
 
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
@@ -178,7 +178,13 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     runner.build_programs()
     rundefinition = pair["rundefinitions"][0]
     if design == "auto":
-        choice = pilot.choose(rundefinition, options, columns, plan.get("threshold", 0.02))
+        threshold = plan.get("threshold", 0.02)
+        remembered = choices.key(rundefinition, options, threshold)
+        choice = pilot.choose(rundefinition, options, columns, threshold, choices.recall(remembered))
+        if choice.check is not None and not choice.recorded:
+            where = choices.remember(remembered, choice.design, choice.why, choice.check.to_dict())
+            choice = pilot.Choice(choice.design, choice.alone, choice.check,
+                                  f"{choice.why}; kept in {where} for this pair's later runs here")
     else:
         choice = pilot.Choice(design, pilot.time_alone(rundefinition, options))
         if design in CO_LOCATED and choice.alone.threaded:

@@ -134,6 +134,7 @@ class Choice:
     alone: Alone
     check: colocation.Check = None
     why: str = ""
+    recorded: str = ""   # the date of the earlier pilot whose choice this is ("": piloted now)
 
 
 def checked(choice, rundefinition, options, threshold):
@@ -147,9 +148,10 @@ def checked(choice, rundefinition, options, threshold):
                                                   f"{colocation.reason(check)}; blocks runs instead"))
 
 
-def choose(rundefinition, options, columns, threshold):
+def choose(rundefinition, options, columns, threshold, recorded=None):
     """auto's Choice: interleaved where both commands keep one core busy and a co-location pilot
-    shows that interleaving leaves what each costs as it is alone; else blocks."""
+    shows that interleaving leaves what each costs as it is alone; else blocks. `recorded`: an
+    earlier pilot's choice for this pair here (analysis.tools.commands.choices), taken again."""
     alone = time_alone(rundefinition, options)
     pin = "; --design blocks or --design interleaved pins it"
     if any(c in ("walltime", "exec-walltime") for c in columns or ()):
@@ -162,6 +164,11 @@ def choose(rundefinition, options, columns, threshold):
     if alone.cpu_share < BUSY:
         return Choice("blocks", alone, why=(f"a command waits (CPU time {alone.cpu_share:.0%} of wall time alone), "
                                             f"so its wall time counts too{pin}"))
+    if recorded:
+        return Choice(recorded["design"], alone, colocation.Check.from_dict(recorded["check"]),
+                      f"as a pilot chose for this pair here on {recorded['date']}: {recorded['why']}; delete its "
+                      "entry in results/designs.json to pilot it again",
+                      recorded["date"])
     check = colocation_pilot(rundefinition, options, alone, threshold)
     if not check.judged:
         return Choice("blocks", alone, check, "the co-location pilot could not be timed")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.core import verdicts
+from analysis.core import regimes, verdicts
 from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading
 from analysis.core.report import Finding
 from analysis.core import instruments
-from analysis.core.verdicts import ClaimSpec
+from analysis.core.verdicts import ClaimSpec, Estimate
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
 from analysis.experiments.scheduling_noise.per_run import estimate, trace_figures
 from analysis.experiments.scheduling_noise.period import BIN_MS
@@ -89,16 +89,50 @@ def timer_every_ms(gaps, figures, tick_ms, hz_source):
     if not np.isfinite(p):
         return Finding(TIMER_CLAIM, "inconclusive", "no periodic pattern found in the gaps", id=_id("timer-every-1ms"),
                        decide={"runs": 2 * max(len(figures), 1)})
-    est = _of_runs(figures, "period_ms", f"dominant period / {SEED_TICK_MS:g} ms on the {BIN_MS:g} ms "
-                   "histogram grid", factor=1 / SEED_TICK_MS, grid=BIN_MS / SEED_TICK_MS, confidence=0.90)
+    what = f"dominant period / {SEED_TICK_MS:g} ms on the {BIN_MS:g} ms histogram grid"
+    by_invocation = _by_invocation(figures, "period_ms", what, factor=1 / SEED_TICK_MS, grid=BIN_MS / SEED_TICK_MS,
+                                   confidence=0.90)
+    if len(regimes.regimes({k: e.value for k, e in by_invocation.items()})) >= 2:
+        return _per_invocation(gaps, p, tick_ms, hz_source, by_invocation)
+    est = _of_runs(figures, "period_ms", what, factor=1 / SEED_TICK_MS, grid=BIN_MS / SEED_TICK_MS, confidence=0.90)
     judged = verdicts.no_effect(est, PERIOD_TOLERANCE) if est else _undecided("a dominant period")
+    return _judged(TIMER_CLAIM, "timer-every-1ms", judged, _timer_context(gaps, p, tick_ms, hz_source) + judged.evidence,
+                   "dominant period / 1 ms")
+
+
+def _by_invocation(figures, attribute, what, factor, grid, confidence):
+    """{invocation: Estimate} of one attribute, each over its own runs; an invocation of one run gives
+    its value known to half its grid step (a dominant period is the peak of thousands of gaps' histogram)."""
+    out = {}
+    for name in dict.fromkeys(f.invocation for f in figures):
+        values = [getattr(f, attribute) * factor for f in figures if f.invocation == name]
+        values = [v for v in values if np.isfinite(v) and v > 0]
+        if len(values) >= 2:
+            out[name] = estimate(values, [name] * len(values), what=what, grid=grid, confidence=confidence)
+        elif values:
+            out[name] = Estimate(values[0], values[0], values[0], unit="runs", n=1, grid=grid, scale="ratio",
+                                 level=confidence, method=f"{what}, one run: known to half its grid step")
+    return out
+
+
+def _per_invocation(gaps, p, tick_ms, hz_source, by_invocation):
+    """timer-every-1ms where the invocations fall into separate regimes (analysis.core.regimes)."""
+    judged = regimes.per_invocation(by_invocation, lambda est: verdicts.no_effect(est, PERIOD_TOLERANCE),
+                                    label="dominant period / 1 ms", quantity=_id("timer-every-1ms"),
+                                    scale="ms")  # a period / 1 ms reads as the period in ms
+    return Finding(TIMER_CLAIM, judged.verdict, _timer_context(gaps, p, tick_ms, hz_source) + judged.evidence,
+                   id=_id("timer-every-1ms"), parts=judged.parts, decide=judged.decide)
+
+
+def _timer_context(gaps, p, tick_ms, hz_source):
+    """What timer-every-1ms's evidence says before its verdict: the pooled period and the tick."""
     evidence = (f"dominant period of the pooled runs {p:.4g} ms; the kernel's tick is {tick_ms:.4g} ms ({hz_source}). "
                 if np.isfinite(tick_ms) else f"dominant period of the pooled runs {p:.4g} ms; CONFIG_HZ unknown "
                                              f"({hz_source}). ")
     evidence += (f"Near 1 ms the distance histogram peaks at {gaps.near_1ms:.3g} ms, {gaps.z_1ms:.1f} robust sd above the "
                  "median count" + (" (a periodic source besides the tick, e.g. the host)" if gaps.z_1ms > 5
                                    else " (no clear periodic source there)") + ". ")
-    return _judged(TIMER_CLAIM, "timer-every-1ms", judged, evidence + judged.evidence, "dominant period / 1 ms")
+    return evidence
 
 
 def period_is_the_tick(period, figures, tick_ms):

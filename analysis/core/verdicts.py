@@ -106,6 +106,28 @@ class RepeatedEstimate(Estimate):
 
 
 @dataclass(frozen=True)
+class BracketUnion(Estimate):
+    """A bracket between two measured points (unit "bracket") that is the union of several
+    invocations' brackets, `brackets` ((low, high) each, in the estimate's scale). Where they
+    differ, the step moves between invocations: more runs do not settle that and a finer grid
+    alone does not either, so the text says so instead of "more runs do not narrow it". A class of
+    its own so that one curve's bracket (Estimate) stays as it was."""
+
+    brackets: tuple = ()  # None for an invocation that shows no such step
+
+    def agree(self):
+        return None not in self.brackets and len(set(self.brackets)) <= 1
+
+    def replication(self):
+        if self.agree():
+            return super().replication()
+        spans = ", ".join(f"{format_value(b[0], '')}–{format_value(b[1], self.scale)}" if b else "none" for b in self.brackets)
+        return (f"unit: the union of M = {self.m} invocations' brackets between two measured points (n = {self.n} "
+                f"runs each), which differ ({spans}): the step moves between invocations, so a finer grid alone does "
+                "not narrow it")
+
+
+@dataclass(frozen=True)
 class Part:
     """One judged quantity of a claim, as data: what report.json's finding.parts holds, and what
     cost lines, `--until-decided`, `plan`, the fleet and the contradiction check read. `low` and
@@ -216,7 +238,10 @@ def _needed(est, edges, refuting=False):
         # the binomial half-width shrinks as 1/sqrt(cases) (normal approximation), the share held
         return {"cases": math.ceil(est.n * (half / room) ** 2), **flag}
     if est.unit == "bracket":  # lies between two measured points: only points between them narrow it
-        return {"grid": f"a point measured between {format_value(est.low, est.scale)} and {format_value(est.high, est.scale)}", **flag}
+        between = f"a point measured between {format_value(est.low, est.scale)} and {format_value(est.high, est.scale)}"
+        if isinstance(est, BracketUnion) and not est.agree():
+            between += ", in invocations that agree where the step lies"
+        return {"grid": between, **flag}
     if est.unit == "pooled":
         return never("one figure pooled over the runs has no interval that reruns narrow", "grid")
     from analysis.core import deciding  # scipy: only when a verdict is inconclusive

@@ -20,9 +20,9 @@ from analysis.core import instruments, replication, verdicts
 from analysis.core.fmt import binary_size, duration_ns
 from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading, Trust
 from analysis.core.report import Finding
-from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Estimate, family
+from analysis.core.verdicts import FAR_FACTOR, BracketUnion, ClaimSpec, Estimate, family
 from analysis.experiments.os_microbench import estimates
-from analysis.experiments.os_microbench.levels import bandwidth_points
+from analysis.experiments.os_microbench.levels import bandwidth_points, rise_bracket
 from analysis.experiments.os_microbench.output import INVOCATION
 from analysis.experiments.os_microbench.samples import clock_reading, core_ghz, readings
 from analysis.experiments.os_microbench.seed import SEED
@@ -329,14 +329,23 @@ def _bandwidth_past_the_rise(mt, data):
 def _rise(mt, latency_runs):
     """Where the latency rises after a level's plateau, as an Estimate in KiB or MiB: somewhere
     between the plateau's last working-set size and the next plateau's first (the curve's sizes
-    are the grid; the curve is the median over the runs, per size)."""
+    are the grid; the curve is the median over the runs, per size). With two or more invocations
+    (``invocation_edges``) the bracket is the union of each invocation's own and the median
+    curve's (levels.rise_bracket), a BracketUnion that says where they differ."""
     unit, factor = ("MiB", 2**20) if mt["bytes"] >= 2**20 else ("KiB", 2**10)
-    low, high = mt["edge"][0] / factor, mt["edge"][1] / factor
     invocations = len(set(latency_runs.get("invocations", []))) if latency_runs else 1
     runs = latency_runs.get("runs", 1) if latency_runs else 1
-    return Estimate(math.sqrt(low * high), low, high, unit="bracket", n=runs // max(invocations, 1), m=invocations,
-                    scale=unit,
-                    method="the latency rises between these two measured working-set sizes"), factor, unit
+    sizes = {"unit": "bracket", "n": runs // max(invocations, 1), "m": invocations, "scale": unit}
+    if not mt.get("invocation_edges"):
+        low, high = mt["edge"][0] / factor, mt["edge"][1] / factor
+        return Estimate(math.sqrt(low * high), low, high, **sizes,
+                        method="the latency rises between these two measured working-set sizes"), factor, unit
+    low, high, _ = rise_bracket(mt)
+    low, high = low / factor, high / factor
+    brackets = tuple((e[0] / factor, e[1] / factor) if e else None for e in mt["invocation_edges"])
+    return BracketUnion(math.sqrt(low * high), low, high, **sizes, brackets=brackets,
+                        method="the union of the invocations' brackets: each one's latency rises between two measured "
+                               "working-set sizes"), factor, unit
 
 
 def _plateau_verdict(mt, caches, data):
@@ -347,6 +356,9 @@ def _plateau_verdict(mt, caches, data):
         return NOT_TESTABLE, why + ".", ()
     if mt["match"] is None:
         return "inconclusive", "no plateau of this level followed by a higher one was found in the data.", ()
+    if mt.get("invocation_edges"):  # the rise as the invocations put it, for the text on a mismatch as well
+        low, high, _ = rise_bracket(mt)
+        mt = {**mt, "edge": (low, high), "match": bool(low <= 2 * mt["bytes"] and high >= mt["bytes"] / 2)}
     rise, factor, unit = _rise(mt, data["main"].get("mem-latency"))
     v = verdicts.about(rise, mt["bytes"] / factor)
     part = v.as_part(f"latency rise / L{mt['level']} size", f"latency rise after L{mt['level']} ({unit})")

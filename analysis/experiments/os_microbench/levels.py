@@ -93,13 +93,30 @@ def label_plateaus(found, caches):
 
 
 def latency_levels(data, caches):
-    """Plateaus of the latency curve, their labels and the per-level matches."""
+    """Plateaus of the latency curve, their labels and the per-level matches. Where the curve has
+    one per invocation (samples: ``by_invocation``), each match also holds ``invocation_edges``:
+    the rise after its level in each invocation's own curve (None where that curve shows none)."""
     lat = data.get("latency")
     if not lat:
         return [], []
     found = plateaus(lat["bytes"], lat["median"], lat["p10"], lat["p90"])
     matches = label_plateaus(found, caches)
+    own = lat.get("by_invocation") or []
+    if len(own) > 1:
+        per_curve = [label_plateaus(plateaus(c["bytes"], c["median"], c["p10"], c["p90"]), caches) for c in own]
+        for k, mt in enumerate(matches):
+            mt["invocation_edges"] = [curve[k]["edge"] for curve in per_curve]
     return found, matches
+
+
+def rise_bracket(mt):
+    """(low, high, agree) where the latency rises after a level (a label_plateaus match with an
+    edge): the union of the invocations' brackets (``invocation_edges``) and the median curve's,
+    and whether every invocation put the rise in the same bracket (one invocation: it does)."""
+    edges = mt.get("invocation_edges") or [mt["edge"]]
+    found = [tuple(e) for e in edges if e] + [tuple(mt["edge"])]
+    agree = all(edges) and len({tuple(e) for e in edges}) == 1
+    return min(e[0] for e in found), max(e[1] for e in found), agree
 
 
 def bandwidth_points(data, caches):

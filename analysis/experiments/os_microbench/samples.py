@@ -118,12 +118,26 @@ def _info(rows):
 
 
 def _latency(rows):
-    """The latency curve: bytes and median/p10/p90 ns per working-set size, None without points."""
+    """The latency curve: bytes and median/p10/p90 ns per working-set size, None without points.
+    Where the runs come from two or more invocations (result files), ``by_invocation`` also holds
+    each invocation's own curve (median over its runs), in the order the runs came: where the
+    latency rises is judged on each of them (levels.latency_levels)."""
     curve = _curve(rows, LAT_KEYS)
     if not curve:
         return None
     sizes, (med, p10, p90) = curve
-    return {"bytes": sizes, "median": med, "p10": p10, "p90": p90}
+    out = {"bytes": sizes, "median": med, "p10": p10, "p90": p90}
+    groups = {}
+    for r in rows:
+        groups.setdefault(r[INVOCATION], []).append(r)
+    if len(groups) > 1:
+        out["by_invocation"] = []
+        for invocation, group in groups.items():
+            own = _curve(group, LAT_KEYS)
+            if own:
+                out["by_invocation"].append({"invocation": invocation, "bytes": own[0], "median": own[1][0],
+                                             "p10": own[1][1], "p90": own[1][2]})
+    return out
 
 
 def _bandwidth(rows):
@@ -146,7 +160,8 @@ def collect(tables):
     their status), ``variants`` (variant -> median, p10, p90, min in ns, n, runs, run_medians,
     measure), ``main`` (measurement -> its main variant's values with unit), ``info``
     (measurement -> calibration and set-up values: tsc-ghz, core-ghz, migrations summed, ...),
-    ``latency`` (bytes, median/p10/p90 ns per working-set size) and ``bandwidth`` (bytes, read
+    ``latency`` (bytes, median/p10/p90 ns per working-set size; with two or more invocations also
+    each one's curve, ``by_invocation``) and ``bandwidth`` (bytes, read
     and write median/p10/p90 GB/s, and per size each run's median and invocation), each None
     when not measured. Each variant also keeps its runs' quantiles and invocations (result files).
     ``probes``: per run, what the core-clock probe printed, the TSC rate and the run's invocation.

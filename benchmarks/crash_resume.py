@@ -41,7 +41,8 @@ from analysis.sweep import steps_loop  # noqa: E402
 
 TIMEKIT = [sys.executable, "-m", "analysis.cli"]
 MANIFESTS = ("ab.json", "sweep.json", "bench.json", "commands.json", "paired.json")
-AB = ["ab", "gzip -c -1 README.md > /dev/null", "gzip -c -9 README.md > /dev/null", "--design", "blocks", "--reruns", "3", "--runs", "3", "--repeat", "5",
+AB = ["ab", "gzip -c -1 README.md > /dev/null", "gzip -c -9 README.md > /dev/null", "--design", "blocks",
+      "--reruns", "3", "--runs", "3", "--repeat", "5",
       "--format", "json"]
 RUN = ["run", "memory-bandwidth", "--reps", "2", "--reruns", "3"]
 MODES = ("during an invocation", "after an invocation", "in a manifest write", "at any moment")

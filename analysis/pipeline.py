@@ -23,7 +23,7 @@ from analysis.experiments import EXPERIMENTS
 from analysis.machine import environment
 from analysis.machine import facts as machine_facts
 from analysis.sweep import run_rows
-from analysis.sweep.load import load_tables
+from analysis.sweep.load import load
 from analysis.sweep.model import MANIFEST, Context, Sweep
 from analysis.tools.compare import generic_report
 from analysis.tools.plan import run_looks, run_summary
@@ -114,8 +114,14 @@ def build_report(paths, table_pages=None, notes=None):
     `notes` (a list) gets one line per thing analysed or skipped, for the terminal."""
     notes = [] if notes is None else notes
     by_experiment, conditions, sweeps, sources, measured = {}, {}, [], [], {}
+    found_disturbed = {}  # id(sweep) -> its Disturbed (analysis.sweep.disturbed)
+    spent_aside = {}  # experiment -> RunTables of invocations set aside: they cost time all the same
     for path in paths:
-        t, c, sweep = load_tables(path, all_columns() | generic_report.wanted_columns() | {"host"})
+        loaded = load(path, all_columns() | generic_report.wanted_columns() | {"host"})
+        t, c, sweep = loaded.tables, loaded.conditions, loaded.sweep
+        if loaded.disturbed:
+            found_disturbed[id(sweep)] = loaded.disturbed
+            spent_aside.setdefault(sweep.experiment, []).extend(loaded.set_aside)
         measured[Path(path).name] = machines.of_tables(t)
         conditions.update(c)
         sources += t
@@ -126,7 +132,9 @@ def build_report(paths, table_pages=None, notes=None):
             by_experiment.setdefault(experiment, []).append(table if experiment is None else _only(table, all_columns()))
     if not sources:
         raise PipelineError(f"no result files found in {', '.join(map(str, paths))}")
-    samples = run_rows.columns([(e, t) for e, tables in by_experiment.items() for t in tables], conditions)
+    aside = {t.path.name: "disturbed from outside" for tables in spent_aside.values() for t in tables}
+    samples = run_rows.columns([(e, t) for e, tables in by_experiment.items() for t in tables]
+                               + [(e, t) for e, tables in spent_aside.items() for t in tables], conditions, aside)
     unknown = by_experiment.pop(None, [])
     if len(measured) == 2 and machines.warning(*measured.values()):  # two sides: say so before anything
         notes.append(machines.warning(*measured.values()))
@@ -151,10 +159,12 @@ def build_report(paths, table_pages=None, notes=None):
             sweep = own_sweeps[0][1]
             section.findings = run_looks.settled(section.findings, sweep.sequential)
             section.paragraphs[:0] = run_summary.paragraphs(sweep.sequential, section.findings, sweep.reruns)
-            section.tables.insert(0, run_summary.looks_table(sweep.sequential))
+            section.tables.insert(0, run_summary.looks_table(sweep.sequential, section.findings))
+        for _, sweep in own_sweeps:
+            judge_disturbed(section, found_disturbed.get(id(sweep)), notes, name)
         skipped = {r: why for _, s in own_sweeps for r, why in s.skipped.items()}
         section.runs, section.runs_missing = outcome.runs_line(by_experiment[name], skipped)
-        price_findings(section.findings, name, by_experiment[name], conditions, own_sweeps)
+        price_findings(section.findings, name, by_experiment[name] + spent_aside.get(name, []), conditions, own_sweeps)
         if any(not s.container for _, s in own_sweeps):
             section.warnings.append("Some runs were made with --no-container: less isolation than BenchExec's default.")
         redone = sum(step.redone for _, s in own_sweeps for step in s.steps)
@@ -184,9 +194,30 @@ def build_report(paths, table_pages=None, notes=None):
     report.data["sweeps"] = [{"directory": str(d), "experiment": s.experiment, "preset": s.preset, "reps": s.reps,
                               "loads": s.loads, "reruns": s.reruns, "skipped": s.skipped, "build": s.build,
                               **({"sequential": s.sequential} if s.sequential else {}),
-                              **({"redone": n} if (n := sum(step.redone for step in s.steps)) else {})}
+                              **({"redone": n} if (n := sum(step.redone for step in s.steps)) else {}),
+                              **({"disturbed": sorted(found.names), "set_aside": not found.too_many}
+                                 if (found := found_disturbed.get(id(s))) else {})}
                              for d, s in sweeps]
     return report
+
+
+def judge_disturbed(section, found, notes, experiment):
+    """A sweep's invocations that met outside work: where they were set aside (analysis.sweep.load),
+    the section counts them; where too many did, no finding of the section keeps a verdict, and
+    what would decide it is a rerun on a quiet machine."""
+    if not found:
+        return
+    if not found.too_many:
+        section.warnings.append(found.set_aside_line())
+        notes.append(f"{experiment}: {found.set_aside_line()}")
+        return
+    section.warnings.append(f"No verdict: {found.busy_line()}. Rerun on a quiet machine.")
+    notes.append(f"{experiment}: no verdict, {found.busy_line()}")
+    for k, finding in enumerate(section.findings):
+        section.findings[k] = dataclasses.replace(
+            finding, verdict="inconclusive", parts=(), why=found.busy(), summary="",
+            decide={"quiet": found.busy()},
+            evidence=f"Not judged: {found.busy_line()}. What the disturbed data say: {finding.evidence}")
 
 
 def _check_contradictions(sections):

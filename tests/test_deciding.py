@@ -79,7 +79,8 @@ def _sized_on_the_recorded_demo(monkeypatch):
 def test_every_m_named_on_the_recorded_demo_is_within_a_factor_of_the_log_scale_sizing(monkeypatch):
     """Every M (or n) the recorded demo's report names from an interval, sized again here by the
     issue's rule: within a factor 1.5. Before, wide log intervals were sized by their upper side:
-    the separate core's CV ratio 3.25 (CI 1.10-9.62, M = 5) asked 36 reruns, now 8; the interrupt
+    the separate core's CV ratio 3.25 (CI 1.10-9.62, M = 5) asked 36 reruns, then 8 (12 since its
+    rerun 5, disturbed from outside, is set aside: 2.67, CI 0.667-10.7, M = 4); the interrupt
     cost 10.7 µs (CI 1.60-72.2 over 3 runs) 117 runs, now 10; the period / tick 26, now 16. An F
     interval (theta of 'reruns differ') follows the F quantiles and is left out here."""
     checked = []
@@ -94,7 +95,7 @@ def test_every_m_named_on_the_recorded_demo_is_within_a_factor_of_the_log_scale_
         checked.append((est.method, decide[kind], reference))
     assert len(checked) >= 10, checked
     log_t = [(named, reference) for method, named, reference in checked if "t interval of the logs" in method]
-    assert {8, 10, 16, 25} <= {named for named, _ in log_t}, log_t
+    assert {5, 10, 12, 16} <= {named for named, _ in log_t}, log_t
 
 
 # --- the simulation: does the M named decide? -------------------------------------------------

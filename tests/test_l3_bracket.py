@@ -4,7 +4,7 @@
 import pytest
 
 from analysis.core.verdicts import BracketUnion, Estimate
-from analysis.experiments.os_microbench import claims, levels, samples
+from analysis.experiments.os_microbench import claims, levels, samples, tables
 from analysis.experiments.os_microbench.output import INVOCATION, LAT_KEYS
 
 pytestmark = pytest.mark.unit
@@ -52,6 +52,7 @@ def test_invocations_that_disagree_give_the_union_and_no_verdict_on_the_median()
     assert finding.verdict == part.verdict == "inconclusive"  # 8-24 MiB straddles 16 MiB
     assert NARROW not in finding.evidence and "which differ (8–12 MiB, 8–16 MiB, 16–24 MiB)" in finding.evidence
     assert "in invocations that agree" in part.decide["grid"]
+    assert tables._rise_text(mt) == "8 MiB – 24 MiB (per invocation: 8 MiB – 12 MiB, 8 MiB – 16 MiB, 16 MiB – 24 MiB)"
 
 
 def test_the_median_curve_alone_would_refute_what_the_union_leaves_open():
@@ -66,9 +67,9 @@ def test_the_median_curve_alone_would_refute_what_the_union_leaves_open():
     union = {**mt, "invocation_edges": [edge, (8 * MIB, 16 * MIB), (16 * MIB, 24 * MIB)]}
     verdict, evidence, (part,) = claims._plateau_verdict(union, L3, data)
     assert verdict == "inconclusive" and (part.low, part.high) == (8.0, 24.0) and NARROW not in evidence
-    missing = {**mt, "invocation_edges": [edge, None, edge]}  # an invocation with no such rise: they differ too
+    missing = {**mt, "invocation_edges": [edge, None, edge]}  # an invocation with no such rise: not judged
     verdict, evidence, _ = claims._plateau_verdict(missing, L3, data)
-    assert verdict == "refuted" and NARROW not in evidence and "none" in evidence
+    assert verdict == "inconclusive" and NARROW not in evidence and "invocation 2 shows no rise" in evidence
 
 
 def test_invocations_that_agree_keep_the_bracket_and_say_runs_do_not_narrow_it():
@@ -87,3 +88,13 @@ def test_one_invocation_is_judged_as_before():
     rise = claims._rise(mt, data["main"]["mem-latency"])[0]
     assert type(rise) is Estimate and (rise.low, rise.high, rise.m) == (16.0, 24.0, 1)
     assert finding.verdict == "confirmed" and NARROW in finding.evidence
+
+
+def test_an_invocation_without_the_rise_leaves_the_claim_open():
+    """Two invocations rise in [8, 12] MiB, one shows no rise at all: the union of the two that do
+    would refute 'about 32 MiB', but whether the rise is there is not settled by the three."""
+    data = _data(_curve(8, 12), _curve(8, 12), [15.0] * len(SIZES_MIB))
+    mt, finding = _l3(data)
+    assert mt["invocation_edges"][2] is None
+    assert finding.verdict == "inconclusive" and finding.parts[0].verdict == "inconclusive"
+    assert "invocation 3 shows no rise" in finding.evidence and "never" in finding.decide

@@ -1,17 +1,24 @@
 """Regimes before averages (analysis.core.regimes, docs/verdicts.md): invocations that fall into
 separate groups are judged one by one, and the claim's verdict follows from theirs."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from analysis.core import regimes, verdicts
 from analysis.core.report import Finding
 from analysis.core.verdicts import Estimate
+from analysis.experiments.os_microbench import claims as microbench_claims
+from analysis.experiments.os_microbench import samples
 from analysis.experiments.scheduling_noise import claims
+from analysis.sweep.load import load_tables
 from analysis.experiments.scheduling_noise.per_run import TraceFigures
 
 pytestmark = pytest.mark.unit
+
+RECORDED_MICROBENCH = Path(__file__).resolve().parent / "data" / "recorded-demo" / "os-microbench"
 
 
 def point(value, grid=0.01):
@@ -67,3 +74,25 @@ def test_timer_every_1ms_is_refuted_from_per_invocation_periods():
     same = [TraceFigures(name, period, 3.0, 2.0) for name, period in (("r1", 4.0), ("r2", 4.01), ("r3", 4.0))]
     one = claims.timer_every_ms(gaps, same, 4.0, "CONFIG_HZ = 250")
     assert len(one.parts) == 1 and one.parts[0].replication == "reruns"
+
+
+def _variant(medians_by_invocation):
+    """An os-microbench variant as samples.collect gives it: one run per invocation."""
+    names = [f"inv{k}.results.xml.bz2" for k in range(len(medians_by_invocation))]
+    values = list(medians_by_invocation)
+    return {"median": float(np.median(values)), "p10": min(values) * 0.98, "p90": max(values) * 1.02,
+            "min": min(values) * 0.97, "n": 1000 * len(values), "run_medians": values, "invocations": names}
+
+
+def test_loop_cycles_in_two_regimes_are_judged_per_invocation():
+    """The demo of 2026-11-28: 1.77, 1.00 and 1.74 cycles per iteration over three invocations;
+    one interval over all three straddled the band. Judged one by one: 1.77 and 1.74 lie within a
+    factor 2 of 2 cycles, 1.00 on the band's edge; the claim is inconclusive, naming the regimes."""
+    data = samples.collect(load_tables(RECORDED_MICROBENCH)[0])  # the recorded machine's probes and clock
+    add = data["variants"]["add"]["median"]  # ns of one dependent add
+    data["variants"].update(loop=_variant([1.77 * add, 1.00 * add, 1.74 * add]), add=_variant([add, add, add]))
+    [finding] = microbench_claims.loop_cost(data)
+    assert finding.verdict == "inconclusive"
+    assert len(finding.parts) == 3 and [round(p.estimate, 2) for p in finding.parts] == [1.77, 1.0, 1.74]
+    assert finding.parts[0].verdict == "confirmed" and finding.parts[2].verdict == "confirmed"
+    assert "two regimes" in finding.evidence and "never on one interval" in finding.evidence

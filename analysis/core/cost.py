@@ -86,7 +86,7 @@ def decision_plan(finding, cost, experiment=""):
     priced at this sweep's seconds per invocation, runs at its seconds per run, cases and grids
     named as such, and where no number decides it, why; '' when it names nothing."""
     decide = finding.decide or {}
-    if {"never", "grid", "cases"} & set(decide):  # no number of reruns prices these
+    if {"never", "grid", "cases", "quiet"} & set(decide):  # no number of reruns prices these
         return verdicts.decide_text(decide)
     if not cost.invocations:
         return ""

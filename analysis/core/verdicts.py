@@ -263,6 +263,8 @@ def decide_text(decide):
     if not decide:
         return ""
     how = " (as refuted)" if decide.get("refuting") else ""
+    if "quiet" in decide:
+        return f"rerun on a quiet machine: {decide['quiet']}"
     if "never" in decide:
         return f"no number of reruns decides it: {decide['never']}"
     if "reruns" in decide:

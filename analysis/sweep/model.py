@@ -18,6 +18,7 @@ from typing import Callable
 
 from analysis.core.errors import UserError
 from analysis.core.paths import PROGRAMS, REPO
+from analysis.machine.disturbance import Record
 
 MANIFEST = "sweep.json"
 
@@ -57,6 +58,15 @@ class Step:
     started: str = ""
     seconds: float = 0.0
     redone: int = 0  # times it ran again because an earlier run of it was cut short (analysis.sweep.steps_loop)
+    disturbance: Record = None  # what ran beside it outside the kit (analysis.machine.disturbance)
+
+    def __post_init__(self):
+        self.disturbance = Record.from_dict(self.disturbance)
+
+    @property
+    def disturbed(self):
+        """Done, but with outside work beyond disturbance.LEVEL: its results are set aside."""
+        return self.status == "done" and self.disturbance is not None and self.disturbance.disturbed
 
 
 def rotated(items, by):

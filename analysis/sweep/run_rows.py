@@ -14,15 +14,16 @@ import numpy as np
 
 # the columns that say where a run comes from; every measured column follows them
 IDENTITY = ("experiment", "run_definition", "step", "condition", "load", "rerun", "task", "result_file",
-            "status", "category")
+            "status", "category", "set_aside")
 
 
 def _constant(value, n):
     return np.full(n, value, dtype=object)
 
 
-def _identity(experiment, table, step):
-    """The identity columns of one table's runs; `step` is its sweep step or None (bare files)."""
+def _identity(experiment, table, step, set_aside):
+    """The identity columns of one table's runs; `step` is its sweep step or None (bare files);
+    `set_aside` why the statistics leave its runs out ('' where they do not)."""
     n = len(table)
     return {
         "experiment": _constant(experiment or "", n),
@@ -35,12 +36,15 @@ def _identity(experiment, table, step):
         "result_file": _constant(table.path.name, n),
         "status": np.asarray(table.status, dtype=object),
         "category": np.asarray(table.category, dtype=object),
+        "set_aside": _constant(set_aside, n),
     }
 
 
-def columns(tables, conditions):
+def columns(tables, conditions, set_aside=None):
     """{column: array of one value per run} over `tables`, a list of (experiment or None, RunTable);
-    `conditions` maps a result file's name to its sweep step. Empty dict when there are no runs."""
+    `conditions` maps a result file's name to its sweep step; `set_aside` a result file's name to
+    why the statistics leave it out. Empty dict when there are no runs."""
+    set_aside = set_aside or {}
     parts, numeric, text = list(tables), {}, {}
     for _, table in parts:
         for name in table.columns:
@@ -55,7 +59,8 @@ def columns(tables, conditions):
     measured = {name: [] for name in [*numeric, *(n for n in text if n not in numeric)]}
     for experiment, table in parts:
         n = len(table)
-        for name, values in _identity(experiment, table, conditions.get(table.path.name)).items():
+        step = conditions.get(table.path.name)
+        for name, values in _identity(experiment, table, step, set_aside.get(table.path.name, "")).items():
             out[name].append(values)
         for name in measured:
             if name in table.columns:

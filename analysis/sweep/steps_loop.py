@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from analysis.core.errors import UserError
+from analysis.machine import disturbance
 from analysis.sweep.model import Interrupted, now
 
 LOCK = ".timekit.lock"
@@ -119,7 +120,9 @@ def run_pending(record, directory, where, invoke, error, after=None, out=sys.std
             step.status, step.started = "running", now()
             _save(record, directory, error)
             try:
+                before = disturbance.read()
                 code = invoke(step)
+                step.disturbance = disturbance.between(before, disturbance.read())
             except OSError as e:
                 raise error(_no_room(directory, f"{e.strerror or e} while running {step.name}")) from None
             _save(record, directory, error)

@@ -9,7 +9,6 @@ recorded) and names the findings it rests on; a line whose findings are absent i
 from __future__ import annotations
 
 import math
-import re
 
 import scipy.stats
 
@@ -27,13 +26,6 @@ def _findings(report):
 
 def _by_suffix(findings, suffix):
     return [f for f in findings if f.id.endswith(suffix)]
-
-
-def _short(claim):
-    """A claim without its source in parentheses at the end and without the time-APIs input's or the
-    seed report's label before it."""
-    text = re.sub(r"\s*\([^()]*\)\.?$", "", claim).rstrip(".")
-    return re.sub(r"^(input \S+|seed report): ", "", text)
 
 
 def _line(topic, text, findings):
@@ -82,7 +74,7 @@ def _timers(findings):
     steps = [f for f in findings if f.id.endswith("-steps") and f.verdict == "confirmed"]
     if not steps:
         return None
-    return _line("timers", f"{'; '.join(_short(f.claim) for f in steps)}: for runs under about a second prefer "
+    return _line("timers", f"{'; '.join(f.statement for f in steps)}: for runs under about a second prefer "
                            "BenchExec's or the program's own timing, whose steps are finer.", steps)
 
 
@@ -123,8 +115,17 @@ def _untestable(findings):
     missing = [f for f in findings if f.verdict == "not testable here"]
     if not missing:
         return None
-    names = "; ".join(_short(f.claim) for f in missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
+    names = "; ".join(f.statement for f in missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
     return _line("not testable", f"Not testable on this machine ({len(missing)}): {names}.", missing)
+
+
+def _busy(findings):
+    """Findings left without a verdict because the machine was busy from outside (analysis.sweep.disturbed)."""
+    busy = [f for f in findings if f.decide and "quiet" in f.decide]
+    if not busy:
+        return None
+    reasons = "; ".join(dict.fromkeys(f.decide["quiet"] for f in busy))
+    return _line("busy", f"Rerun on a quiet machine: {len(busy)} finding(s) have no verdict, as {reasons}.", busy)
 
 
 def _open(findings):
@@ -136,7 +137,7 @@ def _open(findings):
     text = f"Still open ({len(undecided)} inconclusive)"
     if sized:
         cheapest = min(sized, key=lambda f: f.decide["reruns"])
-        text += f"; the nearest to a decision: {_short(cheapest.claim)}, about M = {cheapest.decide['reruns']} reruns"
+        text += f"; the nearest to a decision: {cheapest.statement}, about M = {cheapest.decide['reruns']} reruns"
     return _line("open", text + ".", undecided)
 
 
@@ -145,5 +146,5 @@ def lines(report):
     findings = _findings(report)
     if not findings:
         return []
-    found = [_gate(findings), _timers(findings), _comparisons(report, findings), _untestable(findings), _open(findings)]
+    found = [_busy(findings), _gate(findings), _timers(findings), _comparisons(report, findings), _untestable(findings), _open(findings)]
     return [_line("tally", _tally(findings) + ".", [])] + [line for line in found if line]

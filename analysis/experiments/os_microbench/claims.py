@@ -16,10 +16,10 @@ import math
 import numpy as np
 from scipy import stats as scipy_stats
 
-from analysis.core import instruments, replication, verdicts
+from analysis.core import instruments, regimes, replication, verdicts
 from analysis.core.fmt import binary_size, duration_ns
 from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading, Trust
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.core.verdicts import FAR_FACTOR, BracketUnion, ClaimSpec, Estimate, family
 from analysis.experiments.os_microbench import estimates
 from analysis.experiments.os_microbench.levels import bandwidth_points, rise_bracket
@@ -71,6 +71,11 @@ def _id(slug):
     return f"os-microbench/{slug}"
 
 
+def _seed(statement):
+    """A claim of the seed report."""
+    return Claim(statement, label=CLAIM_SEED)
+
+
 def _untestable(spec, claim, data, measure=None, id=""):
     """[the finding 'not testable here', with the reason] where an instrument or machine fact the
     claim rests on fails its check (spec.instruments), else []."""
@@ -110,7 +115,7 @@ def _clock_text(data, measure):
 
 def tsc_counts_cycles(data):
     """The seed counted cycles with the TSC: TSC ticks are core cycles only at the nominal clock."""
-    claim = f"{CLAIM_SEED}: cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)"
+    claim = _seed("cycles are counted with the TSC at the nominal clock (1 cycle = 0.4 ns at 2.5 GHz)")
     untestable = _untestable(TSC_CYCLES, claim, data, id=_id("tsc-counts-cycles"))
     if untestable:
         return untestable
@@ -143,7 +148,7 @@ def _run_core_ghz(values):
 
 def timer_read_cost(data):
     """Reading the time costs about 8 ns (23 cycles)."""
-    claim = f"{CLAIM_SEED}: reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement"
+    claim = _seed("reading the time with CPUID;RDTSC … RDTSCP;CPUID adds about 8 ns (23 cycles) to a measurement")
     floor, cost = _v(data, "tsc-cpuid"), _v(data, "tsc-cpuid-cost")
     untestable = _untestable(TIMER, claim, data, "timer", _id("timer-read-cost")) if "timer" in data["runs"] else []
     if untestable or not floor:
@@ -163,7 +168,7 @@ def timer_read_cost(data):
 
 def cpuid_serialises_cheaply(data):
     """Paoloni's CPUID pattern, used by the seed, is cheap."""
-    claim = "Paoloni (2010), used by the seed: CPUID is a cheap way to serialise before reading the TSC"
+    claim = Claim("CPUID is a cheap way to serialise before reading the TSC", label="Paoloni (2010), used by the seed")
     cost = _v(data, "tsc-cpuid-cost")
     untestable = _untestable(CPUID, claim, data, "timer", _id("cpuid-is-cheap")) if "timer" in data["runs"] else []
     if untestable or not cost:
@@ -181,11 +186,18 @@ def cpuid_serialises_cheaply(data):
 
 def loop_cost(data):
     """Loop overhead is about 2 cycles."""
-    claim = f"{CLAIM_SEED}: one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)"
+    claim = _seed("one loop iteration costs about 2 cycles (0.8 ns), far below its instruction count (9)")
     loop, add, ghz = _v(data, "loop"), _v(data, "add"), core_ghz(data, "loop")
     untestable = _untestable(LOOP, claim, data, "loop", _id("loop-iteration-cost")) if loop else []
     if untestable or not loop:
         return untestable
+    per = _cycles_by_invocation(loop, add) if add else {}
+    if len(regimes.regimes({k: e.value for k, e in per.items()})) >= 2:  # judged one by one, never averaged
+        judged = regimes.per_invocation(per, lambda e: verdicts.about(e, 2.0), label="loop iteration (cycles)",
+                                        quantity="loop iteration (cycles)", scale="cycles")
+        return [Finding(claim=claim, id=_id("loop-iteration-cost"), verdict=judged.verdict, parts=judged.parts,
+                        decide=judged.decide, evidence=f"Empty counted loop, per iteration, in cycles of the "
+                        f"dependent-add chain of the same invocation: {judged.evidence}")]
     # cycles = loop time / the time of one dependent add (one cycle): both medians' uncertainty counts
     cycles = (dataclasses.replace(estimates.ratio(loop, add, what="loop iteration / dependent add"), scale="cycles")
               if add else estimates.scaled(estimates.median(loop), ghz, "cycles"))
@@ -199,9 +211,30 @@ def loop_cost(data):
     )]
 
 
+def _cycles_by_invocation(loop, add):
+    """{invocation: Estimate} of loop / dependent-add medians within each invocation (result file),
+    each known to half the loop's grid step in cycles: an invocation's cycles per iteration."""
+    def medians(v):
+        found = {}
+        for value, invocation in zip(v.get("run_medians", []), v.get("invocations", [])):
+            found.setdefault(invocation, []).append(value)
+        return {invocation: float(np.median(values)) for invocation, values in found.items()}
+
+    loops, adds = medians(loop), medians(add)
+    grid = estimates.grid_of(loop) or estimates.printing_step(loop)
+    out = {}
+    for invocation, value in loops.items():
+        if adds.get(invocation, 0) > 0:
+            cycles = value / adds[invocation]
+            out[invocation] = Estimate(cycles, cycles, cycles, unit="runs", n=1, grid=grid / adds[invocation],
+                                       scale="cycles", level=0.95,
+                                       method="loop / dependent-add medians of one invocation, known to half its grid step")
+    return out
+
+
 def call_cost_grows(data):
     """The cost of a procedure call grows with its arguments: at least 2 cycles more for 7."""
-    claim = f"{CLAIM_SEED}: the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)"
+    claim = _seed("the cost of a procedure call grows with its arguments, from 2 cycles (0 args) to 6 (7 args)")
     calls = [_v(data, f"call{k}") for k in range(8)]
     if not all(calls):
         return []
@@ -233,7 +266,7 @@ def syscall_cost(data):
     v = verdicts.about(est, SEED["syscall"]["measured"])
     vd, ghz = _v(data, "vdso"), core_ghz(data, "syscall")
     return [Finding(
-        claim=f"{CLAIM_SEED}: a null system call (getppid) costs about 42 ns (107 cycles)",
+        claim=_seed("a null system call (getppid) costs about 42 ns (107 cycles)"),
         verdict=v.verdict, id=_id("syscall-cost"), parts=[v.as_part("getppid", "getppid (ns)")],
         evidence=f"syscall(SYS_getppid): {v.evidence} p10–p90 {_spread(sysc)}"
                  + (f"; {_in_cycles(est, ghz)}" if ghz else "") + "."
@@ -254,7 +287,7 @@ def kernel_entry_beats_call(data):
     sysc, call0 = _v(data, "getppid"), _v(data, "call0")
     if not (sysc and call0):
         return []
-    return _times("kernel-entry-beats-call", f"{CLAIM_SEED}: entering the kernel costs far more (over 10x) than a procedure call",
+    return _times("kernel-entry-beats-call", _seed("entering the kernel costs far more (over 10x) than a procedure call"),
                   "getppid / call with 0 args", sysc, call0, "getppid / call with 0 args")
 
 
@@ -263,8 +296,8 @@ def thread_cheaper_than_process(data):
     fx, fe, pt = _v(data, "fork-exec"), _v(data, "fork-exit"), _v(data, "pthread")
     if not (fx and pt):
         return []
-    return _times("thread-cheaper-than-process", f"{CLAIM_SEED}: creating a kernel thread is far cheaper than creating a process "
-                                "(174 µs vs 2 µs)", "fork+exec / pthread_create+join", fx, pt,
+    return _times("thread-cheaper-than-process", _seed("creating a kernel thread is far cheaper than creating a process "
+                                                               "(174 µs vs 2 µs)"), "fork+exec / pthread_create+join", fx, pt,
                   "fork+exec / pthread_create+join",
                   f" p10–p90 {_spread(fx)} and {_spread(pt)}"
                   + (f"; fork+exit alone {duration_ns(fe['median'])}, {fe['median'] / pt['median']:.0f}x a thread"
@@ -280,7 +313,7 @@ def creation_costs(data):
     fork = verdicts.about(_us(estimates.median(fx, level)), SEED["fork-exec"]["measured"] / 1e3)
     thread = verdicts.about(_us(estimates.median(pt, level)), SEED["pthread"]["measured"] / 1e3)
     return [Finding(
-        claim=f"{CLAIM_SEED}: fork+exec takes about 174 µs and pthread_create about 2 µs", id=_id("creation-costs"),
+        claim=_seed("fork+exec takes about 174 µs and pthread_create about 2 µs"), id=_id("creation-costs"),
         parts=[fork.as_part("fork+exec", "fork+exec (µs)"), thread.as_part("pthread_create", "pthread_create+join (µs)")],
         verdict=verdicts.all_of([fork, thread]),
         evidence=f"Two parts, each on a {level:.1%} interval (Bonferroni over 2). fork+exec: {fork.evidence} "
@@ -294,8 +327,8 @@ def process_switch_costs_tens_of_thread_switches(data):
     ps, ts = _v(data, "process-switch"), _v(data, "thread-switch")
     if not (ps and ts):
         return []
-    return _times("process-switch-beats-thread-switch", f"{CLAIM_SEED}: a process context switch (67 µs) costs tens of times a thread context "
-                                "switch (1.25 µs)", "process switch / thread switch", ps, ts,
+    return _times("process-switch-beats-thread-switch", _seed("a process context switch (67 µs) costs tens of times a thread context "
+                                                                      "switch (1.25 µs)"), "process switch / thread switch", ps, ts,
                   "process switch / thread switch",
                   " Both pinned to one CPU, pipe cost without a switch subtracted. The seed's 67 µs included fork and "
                   "process exit.")
@@ -367,6 +400,12 @@ def _plateau_verdict(mt, caches, data):
         ev += _mismatch_reason(mt, caches)
         if mt["level"] == max(caches) and data.get("bandwidth"):
             ev += _bandwidth_past_the_rise(mt, data)
+    flat = [k + 1 for k, edge in enumerate(mt.get("invocation_edges") or []) if not edge]
+    if flat and v.verdict != "inconclusive":  # a curve without the rise leaves open whether there is one here
+        why = (f"invocation {', '.join(map(str, flat))} shows no rise after this level's plateau, the others do: "
+               "more runs count how often each happens, they do not decide where the rise lies")
+        part = dataclasses.replace(part, verdict="inconclusive", why=why, decide=verdicts.never(why))
+        return "inconclusive", ev + f" Not judged: {why}.", (part,)
     return v.verdict, ev, (part,)
 
 
@@ -382,8 +421,8 @@ def plateaus_mark_cache_sizes(data, caches, found, matches):
             id=_id(f"latency-plateau-L{mt['level']}"), parts=parts,
             decide={"grid": "a latency curve that shows this level's plateau"} if verdict == "inconclusive" and not parts
             else None,
-            claim=f"{CLAIM_SEED}: the latency curve has plateaus whose ends mark the cache sizes "
-                  f"(here L{mt['level']}, {binary_size(mt['bytes'])})",
+            claim=_seed("the latency curve has plateaus whose ends mark the cache sizes "
+                        f"(here L{mt['level']}, {binary_size(mt['bytes'])})"),
             verdict=verdict, evidence=ev + f" Plateaus found: {plateau_text}.",
         ))
     return out
@@ -410,7 +449,7 @@ def reads_beat_writes(data, caches):
     v = verdicts.direction(estimates.ratio(_point(bw, "read", i, n), _point(bw, "write", i, n),
                                            what="read / write bandwidth"))
     return [Finding(
-        claim=f"{CLAIM_SEED}: reads are faster than writes on a cache-resident array (83 vs 55 GB/s on 4 KB)",
+        claim=_seed("reads are faster than writes on a cache-resident array (83 vs 55 GB/s on 4 KB)"),
         id=_id("reads-beat-writes"), parts=[v.as_part("read / write bandwidth in L1", "read / write bandwidth in L1")],
         verdict=v.verdict,
         evidence=f"Judged on the L1-resident buffer, the seed's setting: {v.evidence} " + "; ".join(parts)
@@ -427,7 +466,7 @@ def page_fault_cost(data):
     cheaper = min((x for x in (aw, fr) if x), key=lambda x: x["median"])
     v = verdicts.about(estimates.median(cheaper), SEED["page-fault"]["measured"])
     return [Finding(
-        claim=f"{CLAIM_SEED}: servicing a page fault takes about 100 ns (250 cycles)", id=_id("page-fault-cost"),
+        claim=_seed("servicing a page fault takes about 100 ns (250 cycles)"), id=_id("page-fault-cost"),
         parts=[v.as_part("the cheaper fault", "page fault (ns)")],
         verdict=v.verdict,
         evidence=f"The cheaper kind of fault, per fault: {v.evidence} "

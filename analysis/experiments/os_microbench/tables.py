@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from analysis.core import fmt
 from analysis.core.report import Table
-from analysis.experiments.os_microbench.levels import MERGE_RATIO
+from analysis.experiments.os_microbench.levels import MERGE_RATIO, rise_bracket
 from analysis.experiments.os_microbench.output import MEASURES
 from analysis.experiments.os_microbench.samples import clock_check, clock_reading, core_ghz
 from analysis.experiments.os_microbench.seed import MODEL, SOURCES
@@ -76,8 +76,7 @@ def latency_tables(found, matches, data):
                      p["ns"], p["ns"] * ghz if ghz else None])
     level_rows = []
     for mt in matches:
-        edge = f"{fmt.binary_size(mt['edge'][0])} – {fmt.binary_size(mt['edge'][1])}" if mt["edge"] else "no rise found"
-        level_rows.append([f"L{mt['level']}", fmt.binary_size(mt["bytes"]), edge,
+        level_rows.append([f"L{mt['level']}", fmt.binary_size(mt["bytes"]), _rise_text(mt),
                            "–" if mt["match"] is None else ("yes" if mt["match"] else "no")])
     info = data["info"].get("mem-latency", {})
     return [
@@ -93,6 +92,22 @@ def latency_tables(found, matches, data):
               caption="A level matches when the sizes between its plateau's last point and the next plateau's first point "
                       "overlap [size/2, 2 x size]."),
     ]
+
+
+def _rise_text(mt):
+    """Where the latency rises after a level: the union over the invocations where there are
+    several (levels.rise_bracket), each invocation's own after it where they differ."""
+    if not mt["edge"]:
+        return "no rise found"
+    if not mt.get("invocation_edges"):
+        return f"{fmt.binary_size(mt['edge'][0])} – {fmt.binary_size(mt['edge'][1])}"
+    low, high, agree = rise_bracket(mt)
+    text = f"{fmt.binary_size(low)} – {fmt.binary_size(high)}"
+    if agree:
+        return text
+    each = ", ".join(f"{fmt.binary_size(e[0])} – {fmt.binary_size(e[1])}" if e else "none"
+                     for e in mt["invocation_edges"])
+    return f"{text} (per invocation: {each})"
 
 
 def fault_table(data):

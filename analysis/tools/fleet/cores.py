@@ -33,7 +33,8 @@ def pairs(nodes):
         if entry is None:
             continue
         try:
-            samples, _ = cores.load([entry.directory / f for step in entry.sweep.steps for f in step.result_files])
+            samples, _ = cores.load([entry.directory / f for step in entry.sweep.steps if not step.disturbed
+                                     for f in step.result_files])  # outside work is no core's speed
         except cores.CoresError as e:
             skipped.append((node.name, str(e)))
             continue

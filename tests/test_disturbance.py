@@ -1,0 +1,190 @@
+"""Runs disturbed from outside (analysis.machine.disturbance, analysis.sweep.disturbed): every
+invocation records the work the machine did beside the kit; a few disturbed invocations are set
+aside and counted, too many leave no verdict."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis import pipeline
+from analysis.machine import disturbance
+from analysis.machine.disturbance import Reading, Record
+from analysis.sweep import disturbed
+from analysis.sweep.model import Step, Sweep
+from tests.helpers import figures_not_drawn
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDED = REPO / "tests" / "data" / "recorded-disturbed" / "time-apis"
+
+
+def _reading(at, busy, own, steal=0.0, processes=None):
+    return Reading(at, busy, steal, own, processes or {})
+
+
+@pytest.mark.unit
+def test_outside_work_is_the_machines_busy_time_less_the_kits_own(monkeypatch):
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    before = _reading(10.0, 100.0, 5.0, processes={7: ("make", 1, 1.0), 8: ("idle", 2, 0.0)})
+    after = _reading(14.0, 109.0, 11.0, steal=0.4, processes={7: ("make", 1, 3.5), 9: ("cc1", 5, 0.3)})
+    record = disturbance.between(before, after, load=1.5)
+    assert record.seconds == 4.0 and record.outside == pytest.approx(3.0) and record.steal == pytest.approx(0.4)
+    assert record.outside_cpus == pytest.approx(0.85)
+    assert record.disturbed
+    assert record.busiest == "make (pid 7): 2.5 s"  # a process started later counts whole, a pid reused too
+    assert "0.85 CPUs of outside work" in record.describe() and "0.10 stolen by the hypervisor" in record.describe()
+    quiet = disturbance.between(before, _reading(14.0, 106.5, 11.0), load=0.1)
+    assert quiet.outside == pytest.approx(0.5) and not quiet.disturbed and quiet.busiest == ""
+
+
+@pytest.mark.unit
+def test_the_level_in_force_is_kept_with_the_record(monkeypatch):
+    """Where work beside the kit is meant (tests on every CPU at once), nothing is judged; a
+    recording is judged by the level it was made with, wherever it is read."""
+    before, after = _reading(0.0, 0.0, 0.0), _reading(10.0, 5.0, 0.0)
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    assert disturbance.between(before, after, load=1).disturbed
+    monkeypatch.setenv(disturbance.LEVEL_VARIABLE, "inf")
+    meant = disturbance.between(before, after, load=1)
+    assert meant.level is None and not meant.judged and not meant.disturbed
+    monkeypatch.setenv(disturbance.LEVEL_VARIABLE, "0.6")
+    assert not disturbance.between(before, after, load=1).disturbed
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE)
+    assert not meant.disturbed and Record.from_dict(meant.to_dict()) == meant
+
+
+@pytest.mark.unit
+def test_a_step_keeps_its_record_through_the_manifest(tmp_path):
+    step = Step(load=0, rerun=1, name="load0-rerun1", status="done",
+                disturbance=Record(seconds=3, outside=2, steal=0, load=1.1, busiest="yes (pid 5): 2.0 s"))
+    sweep = Sweep(experiment="time-apis", preset="quick", reps=1, loads=[0], reruns=1, tasksets=[],
+                  container=True, created="", steps=[step])
+    sweep.save(tmp_path)
+    again = Sweep.load(tmp_path).steps[0]
+    assert again.disturbance == step.disturbance and again.disturbed
+    assert not Step(load=0, rerun=1, name="old").disturbed  # manifests before the record had none
+
+
+def _steps(pattern):
+    """Steps load L rerun R from 'L.R' pairs; a trailing '!' marks one disturbed."""
+    steps = []
+    for item in pattern.split():
+        hit = item.endswith("!")
+        load, rerun = map(int, item.rstrip("!").split("."))
+        steps.append(Step(load=load, rerun=rerun, name=f"load{load}-rerun{rerun}", status="done",
+                          disturbance=Record(seconds=10, outside=8 if hit else 0.1, steal=0, load=1)))
+    return Sweep(experiment="time-apis", preset="quick", reps=1, loads=[0, 1], reruns=3, tasksets=[],
+                 container=True, created="", steps=steps)
+
+
+@pytest.mark.unit
+def test_a_few_disturbed_invocations_are_set_aside_and_too_many_leave_no_verdict(monkeypatch):
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    few = disturbed.of(_steps("0.1 1.1 1.2! 0.2! 0.3 1.3"))
+    assert few and not few.too_many and few.names == {"load1-rerun2", "load0-rerun2"}
+    assert few.reruns() == "rerun 2"
+    assert few.set_aside_line().startswith("2 of 6 benchexec invocations disturbed from outside")
+    lost = disturbed.of(_steps("0.1 1.1! 1.2! 0.2 0.3 1.3!"))  # load 1 has no quiet rerun left
+    assert lost.too_many and lost.busy() == "the machine was busy from outside during reruns 1-3"
+    most = disturbed.of(_steps("0.1! 1.1! 1.2! 0.2! 0.3 1.3"))
+    assert most.too_many and most.reruns() == "reruns 1-2"
+    assert not disturbed.of(_steps("0.1 1.1 1.2 0.2"))
+
+
+def _report(directory):
+    with figures_not_drawn():
+        return pipeline.build_report([directory])
+
+
+def _section(report):
+    return next(s for s in report.sections if s.id == "time-apis" or "time" in s.id)
+
+
+@pytest.mark.unit
+def test_recorded_sweep_with_outside_work_in_rerun_2_sets_it_aside(monkeypatch):
+    """Recorded on this project's 2-vCPU VM: time-apis, loads 0 and 1, three reruns, a busy loop
+    in a session of its own during rerun 2 (docs/verdicts.md, benchmarks/README.md)."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    sweep = Sweep.load(RECORDED)
+    found = disturbed.of(sweep)
+    assert sorted(found.names) == ["load0-rerun2", "load1-rerun2"] and not found.too_many
+    assert all(step.disturbance.outside_cpus < 0.1 for step in sweep.steps if step.rerun != 2)
+    report = _report(RECORDED)
+    section = _section(report)
+    assert any(w.startswith("2 of 6 benchexec invocations disturbed from outside") for w in section.warnings)
+    aside = report.samples["set_aside"] == "disturbed from outside"  # samples.csv keeps every run, marked
+    assert set(report.samples["rerun"][aside]) == {2} and set(report.samples["rerun"][~aside]) == {1, 3}
+    assert section.runs.startswith(f"{int((~aside).sum())} of {int((~aside).sum())} ")  # no statistic rests on rerun 2
+    assert report.data["sweeps"][0]["disturbed"] == ["load0-rerun2", "load1-rerun2"]
+    assert all("busy from outside" not in (f.why or "") for f in section.findings)
+
+
+@pytest.mark.unit
+def test_recorded_sweep_busy_in_most_reruns_gives_no_verdict_and_says_rerun_quietly(monkeypatch, tmp_path):
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    copy = tmp_path / "time-apis"
+    shutil.copytree(RECORDED, copy)
+    manifest = json.loads((copy / "sweep.json").read_text())
+    for step in manifest["steps"]:
+        if step["rerun"] == 1:
+            step["disturbance"] = dict(manifest["steps"][0]["disturbance"], outside=step["disturbance"]["seconds"])
+    (copy / "sweep.json").write_text(json.dumps(manifest))
+    section = _section(_report(copy))
+    assert section.findings and all(f.verdict == "inconclusive" for f in section.findings)
+    assert all(f.decide == {"quiet": "the machine was busy from outside during reruns 1-2"} for f in section.findings)
+    assert any(w.startswith("No verdict: the machine was busy from outside during reruns 1-2") for w in section.warnings)
+    assert "rerun on a quiet machine" in section.findings[0].cost
+
+
+def _wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _running(directory, name):
+    try:
+        steps = json.loads((directory / "sweep.json").read_text())["steps"]
+    except (OSError, ValueError):
+        return False
+    return any(s["name"] == name and s["status"] == "running" for s in steps)
+
+
+@pytest.mark.timing
+def test_a_busy_loop_started_during_a_sweep_is_caught_and_its_invocation_set_aside(programs, scratch, monkeypatch):
+    """A sweep of three reruns; another job (a shell loop in a session of its own) runs during the
+    second only."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    out = scratch / "sweep"
+    sweep = subprocess.Popen([sys.executable, "-m", "analysis.cli", "run", "time-apis", "--reps", "2", "--loads", "0",
+                              "--reruns", "3", "--output", str(out)], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env={k: v for k, v in os.environ.items()
+                                                                       if k != disturbance.LEVEL_VARIABLE})
+    try:
+        assert _wait_for(lambda: _running(out, "load0-rerun2"), 120)
+        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
+        try:
+            _wait_for(lambda: not _running(out, "load0-rerun2"), 120)
+        finally:
+            loop.kill()
+            loop.wait()
+        output, _ = sweep.communicate(timeout=300)
+    finally:
+        sweep.kill()
+    assert sweep.returncode == 0, output
+    steps = {s.name: s for s in Sweep.load(out).steps}
+    assert steps["load0-rerun2"].disturbed, steps["load0-rerun2"].disturbance
+    assert f"(pid {loop.pid})" in steps["load0-rerun2"].disturbance.busiest
+    assert steps["load0-rerun2"].disturbance.outside_cpus > 0.5
+    assert not steps["load0-rerun1"].disturbed and not steps["load0-rerun3"].disturbed
+    assert "1 of 3 benchexec invocations disturbed from outside" in output and "load0-rerun2" in output
+    report = json.loads((out / "report" / "report.json").read_text())
+    assert report["data"]["sweeps"][0]["disturbed"] == ["load0-rerun2"]

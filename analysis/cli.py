@@ -34,8 +34,8 @@ from analysis.experiments import EXPERIMENTS
 from analysis.machine import packages as system
 from analysis.machine import tuning
 from analysis.sweep.model import MANIFEST, Interrupted, Preset, SweepError
-from analysis.tools import ab as ab_mod
-from analysis.core.argtypes import positive_int, probability
+from analysis.tools import ab_cli
+from analysis.core.argtypes import positive_int
 from analysis.tools.plan.args import duration
 from analysis.experiments.core_heterogeneity import cli as cores_cli
 from analysis.tools import history_cli
@@ -49,6 +49,33 @@ from analysis.tools.plan import cli as plan_cli
 # the command's function: `timekit --help`, `lint`, `env` and `fleet submit|status` start in a
 # fraction of a second, and the fleet's per-node overhead is mostly start-up.
 EXIT_ERROR = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the kit's edge: a wrong invocation is one line on stderr and exit 2 (argparse's
+    usage block stays behind --help), naming the command it is wrong for, and, where built with
+    `intermixed=True`, options may stand between positional arguments, as hyperfine's do
+    (`timekit bench './a' -L n 1,2 './b {n}'`)."""
+
+    def __init__(self, *args, intermixed=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.intermixed, self._parsing = intermixed, False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._parsing:
+            return super().parse_known_args(args, namespace)
+        self._parsing = True   # parse_known_intermixed_args calls parse_known_args twice itself
+        try:
+            parse = self.parse_known_intermixed_args if self.intermixed else super().parse_known_args
+            namespace, extras = parse(args, namespace)
+        finally:
+            self._parsing = False
+        if extras:   # here, not in the top level's parse_args: the line names the subcommand
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def error(self, message):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def parse_loads(text):
@@ -65,7 +92,7 @@ def parse_loads(text):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="timekit",
         description="Measure time you can trust: BenchExec experiments, statistics and reports.",
     )
@@ -83,7 +110,7 @@ def build_parser():
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report; for a result file "
                                                     "X.results.xml.bz2, X.report/ beside it)")
     compare_cli.add_parser(commands)
-    ab_mod.add_parser(commands, positive_int, probability)
+    ab_cli.add_parser(commands)
     bench_cli.add_parser(commands)
     history_cli.add_parser(commands)
     calibrate_cli.add_parser(commands)
@@ -274,7 +301,7 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
-            "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_mod.run,
+            "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_cli.run,
             "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run, "bench": bench_cli.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
@@ -287,6 +314,11 @@ def main(argv=None):
         if args.debug:
             raise
         print(f"timekit: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as e:   # a path that cannot be written or read (permissions, a full disk): one line too
+        if args.debug:
+            raise
+        print(f"timekit: error: {str(e.filename) + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
         return EXIT_ERROR
     except (KeyboardInterrupt, Interrupted):
         print("timekit: interrupted; finished runs are kept, continue with: timekit run EXPERIMENT --resume", file=sys.stderr)

@@ -6,7 +6,7 @@ real one): benchmark `time-apis.load0-rerun1` (the runner's `--name`), tool-info
 `tool_info.timed_divisors`, options `--timer bash`, DOCTYPE, <columns>, <systeminfo>, runs whose
 <column> elements are sorted by (hidden, title), run-set totals at the end. The runs are split
 evenly across the experiment's two inputs (43434343 and 250000000) and named like the kit's
-repetition tasks (`tasks/43434343.r00001.yml`, analysis.tasks: zero-padded to at least 3
+repetition tasks (`tasks/43434343.r00001.yml`, analysis.core.tasks: zero-padded to at least 3
 digits), so every task name is distinct. Each run carries BenchExec's own measurements (with
 units: cputime, walltime, memory, hidden category, per-CPU time, blkio, start time and return
 value or termination reason) and the kit's tool columns as plain numbers in seconds: bash
@@ -72,7 +72,7 @@ START = datetime.datetime.fromisoformat("2024-01-02T03:04:05+00:00")  # as in HE
 
 def task_names(runs):
     """(task name, files attribute, input) per run: the runs split evenly across INPUTS, each
-    input's repetitions numbered from 1 like analysis.tasks.write_repetitions names them."""
+    input's repetitions numbered from 1 like analysis.core.tasks.write_repetitions names them."""
     names = []
     for position, input_name in enumerate(INPUTS):
         count = runs // len(INPUTS) + (position < runs % len(INPUTS))

@@ -2,7 +2,7 @@
  * cmdrun: runs one benchmarked command for tool_info.command (`timekit bench`, `timekit ab 'CMD' 'CMD'`),
  * or a pair of commands timed together (`timekit ab` with blocks, interleaved or duet).
  *
- * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--escaped]
+ * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--ignore-failure] [--escaped]
  *               -- COMMAND [ARG...]
  *        cmdrun [the options above] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
  *        cmdrun --version
@@ -19,6 +19,10 @@
  * BenchExec measures cmdrun as a whole (cgroup CPU time and wall time): with K = 1 and no
  * --prepare that is the command plus one fork of cmdrun, and BenchExec's figures are the
  * measurement. --warmup only marks the run in its output (the tool-info module discards it).
+ * --ignore-failure (hyperfine's): an execution that exits non-zero is timed and counted as any
+ * other, and cmdrun exits 0 all the same (BenchExec counts a run that exits non-zero as failed);
+ * the first failing execution's code is printed as exit-code=C (0: none), and every execution's
+ * in its line. A failing --prepare still exits 2.
  * --escaped: COMMAND and --prepare carry %24 for '$', %7E for '~' and %25 for '%', because
  * BenchExec expands $VARIABLES and ~ in every argument before the run; the shell gets them intact.
  *
@@ -49,8 +53,8 @@
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
  * duet=1, with --interleave, interleave=1.
  *
- * Exit code: the first failing execution's (128 + signal for a signal), 2 on bad usage, a
- * failed --prepare or --duet without two CPUs, else 0.
+ * Exit code: the first failing execution's (128 + signal for a signal; 0 with --ignore-failure), 2 on
+ * bad usage, a failed --prepare or --duet without two CPUs, else 0.
  */
 #define _GNU_SOURCE
 
@@ -69,7 +73,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
-                    "[--escaped] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+                    "[--ignore-failure] [--escaped] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
 }
 
 /* %24 -> '$', %7E -> '~', %25 -> '%', in place */
@@ -492,9 +496,10 @@ int main(int argc, char **argv)
     long repeat = 1;
     uint64_t seed = 0;
     long sentinel = 0;
-    int warmup = 0, escaped = 0, duet_mode = 0, interleave_mode = 0, seeded = 0, i = 1;
+    int warmup = 0, escaped = 0, duet_mode = 0, interleave_mode = 0, seeded = 0, ignore_failure = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--warmup") == 0) warmup = 1;
+        else if (strcmp(argv[i], "--ignore-failure") == 0) ignore_failure = 1;
         else if (strcmp(argv[i], "--escaped") == 0) escaped = 1;
         else if (strcmp(argv[i], "--duet") == 0) duet_mode = 1;
         else if (strcmp(argv[i], "--interleave") == 0) interleave_mode = 1;
@@ -652,7 +657,8 @@ int main(int argc, char **argv)
     if (sides == 1) {
         printf("exec-walltime=%.9fs\nexec-cputime=%.6fs\nexec-user=%.6fs\nexec-sys=%.6fs\nexecutions=%ld\n",
                tally[0].wall / n, (tally[0].user + tally[0].sys) / n, tally[0].user / n, tally[0].sys / n, repeat);
-        return failed;
+        if (ignore_failure) printf("exit-code=%d\n", failed);
+        return ignore_failure ? 0 : failed;
     }
     for (int s = 0; s < 2; s++)
         printf("%c-walltime=%.9fs\n%c-cputime=%.6fs\n", 'a' + s, tally[s].wall / n, 'a' + s,
@@ -663,5 +669,6 @@ int main(int argc, char **argv)
     printf("pairs=%ld\nexecutions=%ld\n", repeat, 2 * repeat);
     if (duet_mode) printf("duet=1\n");
     if (interleave_mode) printf("interleave=1\n");
-    return failed;
+    if (ignore_failure) printf("exit-code=%d\n", failed);
+    return ignore_failure ? 0 : failed;
 }

@@ -1,7 +1,7 @@
 """Screenshots of the report page with headless Chromium, to check what a reader will see.
 
 Chromium runs in its own process group with a fresh, throw-away profile and with networking
-features off; the page itself loads nothing (see ``analysis.report``).
+features off; the page itself loads nothing (see ``analysis.core.report``).
 """
 
 from __future__ import annotations

@@ -75,13 +75,13 @@ def test_chunk_result_files_merge_into_the_file_one_invocation_writes(scratch):
         path.write_bytes(bz2.compress(etree.tostring(root)))
         return path
 
-    files = [result("base.chunk2.base-rerun1-chunk2.2026-11-27_06-01-14.results.runexec.x.xml.bz2", "B", ["c"], "t2"),
-             result("base.chunk1.base-rerun1-chunk1.2026-11-27_06-01-12.results.runexec.x.xml.bz2", "A", ["a", "b"], "t1")]
+    files = [(2, result("base.chunk2.base-rerun1-chunk2.2026-11-27_06-01-14.results.runexec.x.xml.bz2", "B", ["c"], "t2")),
+             (1, result("base.chunk1.base-rerun1-chunk1.2026-11-27_06-01-12.results.runexec.x.xml.bz2", "A", ["a", "b"], "t1"))]
     (scratch / "base").mkdir()
     written = ab_chunks.merge(files, "base", "base-rerun1", scratch / "base")
     assert [p.name for p in written] == ["base.base-rerun1.2026-11-27_06-01-12.results.runexec.x.xml.bz2"]
     merged = etree.fromstring(bz2.decompress(written[0].read_bytes()))
-    assert [r.get("name") for r in merged.iter("run")] == ["a", "b", "c"]      # chunk order, not file order
+    assert [r.get("name") for r in merged.iter("run")] == ["a", "b", "c"]      # chunk order (the steps'), not file order
     assert (merged.get("date"), merged.get("endtime")) == ("A", "t2")
     assert not list((scratch / "base").glob("*.tmp"))
 

@@ -386,7 +386,7 @@ def test_progress_lines_of_ab_get_an_eta():
 
     stream = io.StringIO()
     eta = ab_input.EtaLines(stream)
-    print("  base rerun 1: 5 runs in 3.0 s (3/10 invocations)", file=eta)   # 2 were done before (--resume)
+    eta.invocation("  base rerun 1: 5 runs in 3.0 s", 3, 10)   # 2 were done before (--resume)
     print("  a line without progress", file=eta)
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("  base rerun 1: 5 runs in 3.0 s (3/10 invocations), ETA 0:00:")

@@ -205,7 +205,7 @@ def test_tool_info_chooses_the_program_per_task_set(programs):
 
 def test_committed_tasks_are_repetitions_in_run_order():
     """Plain `benchexec benchmark-defs/core-heterogeneity.xml` runs 10 repetitions per workload, each its own task
-    (BenchExec drops duplicate includes), as analysis.tasks writes them; rNNN sorts in run order."""
+    (BenchExec drops duplicate includes), as analysis.core.tasks writes them; rNNN sorts in run order."""
     import yaml
     from lxml import etree
 

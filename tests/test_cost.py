@@ -8,7 +8,7 @@ import pytest
 from analysis.core import cost, verdicts
 from analysis.core.report import Finding
 from analysis.core.verdicts import Estimate
-from analysis.sweep.load import load, load_tables
+from analysis.sweep.load import load
 
 pytestmark = pytest.mark.unit
 

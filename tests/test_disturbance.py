@@ -16,6 +16,7 @@ from analysis import pipeline
 from analysis.machine import disturbance
 from analysis.machine.disturbance import Reading, Record
 from analysis.sweep import disturbed
+from analysis.sweep.load import load
 from analysis.sweep.model import Step, Sweep
 from tests.helpers import figures_not_drawn
 
@@ -188,3 +189,17 @@ def test_a_busy_loop_started_during_a_sweep_is_caught_and_its_invocation_set_asi
     assert "1 of 3 benchexec invocations disturbed from outside" in output and "load0-rerun2" in output
     report = json.loads((out / "report" / "report.json").read_text())
     assert report["data"]["sweeps"][0]["disturbed"] == ["load0-rerun2"]
+
+
+@pytest.mark.unit
+def test_the_recorded_demo_names_the_rerun_that_ran_at_twice_its_wall_time_and_sets_it_aside():
+    """tests/data/recorded-demo (2026-11-23, before the record existed): discipline's separate
+    cores ran at 1.05 wall / CPU in reruns 1-4 and 2.08 in rerun 5, the machine busy beside it."""
+    loaded = load(REPO / "tests" / "data" / "recorded-demo" / "discipline", {"status"})
+    assert loaded.disturbed.names == {"separate-cores-rerun5"} and not loaded.disturbed.too_many
+    [mark] = loaded.disturbed.marks
+    assert not mark.outside and mark.wall_cpu == pytest.approx(2.08, abs=0.01) and mark.usual == pytest.approx(1.05, abs=0.01)
+    assert {t.path.name for t in loaded.set_aside} == set(mark.step.result_files)
+    assert not {t.path.name for t in loaded.tables} & set(mark.step.result_files)
+    for experiment in ("time-apis", "core-heterogeneity", "os-microbench", "scheduling-noise", "memory-bandwidth"):
+        assert not load(REPO / "tests" / "data" / "recorded-demo" / experiment, {"status"}).disturbed

@@ -1,4 +1,4 @@
-"""The activity tracer and analysis.noise: gap detection on synthetic traces with known gaps (the
+"""The activity tracer and analysis.experiments.scheduling_noise: gap detection on synthetic traces with known gaps (the
 tracer's own detection, replayed), its output format, and real BenchExec runs turned into a section."""
 
 import gzip

@@ -1,4 +1,4 @@
-"""STREAM, its tool-info module and analysis.numa: the NUMA matrices on a recorded 4-node machine,
+"""STREAM, its tool-info module and analysis.experiments.memory_bandwidth: the NUMA matrices on a recorded 4-node machine,
 the 1-node path on real BenchExec runs, and numactl wrapping."""
 
 import re

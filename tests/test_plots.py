@@ -1,4 +1,4 @@
-"""Tests for analysis.plots: every figure renders to a sane PNG, says its unit, and copes with
+"""Tests for analysis.core.plots: every figure renders to a sane PNG, says its unit, and copes with
 NaN, empty input, a single value and 100,000 values."""
 
 import io

@@ -1,4 +1,4 @@
-"""Tests for analysis.report (HTML, JSON, CSV) and analysis.browser (screenshots of the page)."""
+"""Tests for analysis.core.report (HTML, JSON, CSV) and tests.browser (screenshots of the page)."""
 
 import base64
 import csv

@@ -1,4 +1,4 @@
-"""Tests for analysis.results: every real BenchExec result file loads with the right numbers in
+"""Tests for analysis.core.results: every real BenchExec result file loads with the right numbers in
 SI units, every bad input is one line that starts with its path, and nothing else escapes."""
 
 import bz2

@@ -14,6 +14,7 @@ from analysis.core import replication, verdicts
 from analysis.core.report import Finding
 from analysis.core.verdicts import Part
 from analysis.experiments import EXPERIMENTS
+from analysis.machine.disturbance import Record
 from analysis.sweep.model import Step, Sweep
 from analysis.tools.plan import run_looks, sequential, share_spending
 from tests.test_cost import RECORDED
@@ -86,15 +87,23 @@ def test_what_would_decide_a_repeated_interval_is_sized_at_the_claims_own_level(
     assert verdicts.no_effect(early, 0.02).part.repeated and not verdicts.no_effect(fixed, 0.02).part.repeated
 
 
+MEANT = Record(seconds=1.0, outside=0.0, steal=0.0, load=0.0, level=None)
+
+
 def _replay(tmp_path, keep, budget):
     """The recorded discipline sweep cut to `keep` reruns; each added rerun 'runs' by revealing the
-    recorded invocation of the same name (real BenchExec results, in the order they were measured)."""
+    recorded invocation of the same name (real BenchExec results, in the order they were measured).
+    The replay judges the looks, not the machine: its steps say that work beside them was meant
+    (analysis.machine.disturbance), so rerun 5, which met outside work, counts as in the fixed
+    design before invocations were set aside (tests/test_disturbance.py judges that)."""
     source = RECORDED / "discipline"
     directory = tmp_path / "discipline"
     shutil.copytree(source, directory)
     recorded = {s.name: s for s in Sweep.load(source).steps}
     sweep = Sweep.load(directory)
     sweep.steps, sweep.reruns = [s for s in sweep.steps if s.rerun <= keep], keep
+    for step in sweep.steps:
+        step.disturbance = MEANT
     sweep.save(directory)
 
     def reveal(d):
@@ -102,7 +111,7 @@ def _replay(tmp_path, keep, budget):
         for step in s.steps:
             if step.status != "done":
                 r = recorded[step.name]
-                step.status, step.result_files, step.seconds = r.status, r.result_files, r.seconds
+                step.status, step.result_files, step.seconds, step.disturbance = r.status, r.result_files, r.seconds, MEANT
         s.save(d)
 
     lines = []

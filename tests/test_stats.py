@@ -1,4 +1,4 @@
-"""Known-answer tests for analysis.stats: numbers worked out by hand or from seeded samples whose
+"""Known-answer tests for analysis.core.stats: numbers worked out by hand or from seeded samples whose
 true parameters are known."""
 
 import json
@@ -96,6 +96,37 @@ def test_holm_properties(ps):
     order = np.argsort(p, kind="stable")
     assert np.all(np.diff(q[order]) >= -1e-15)            # monotone in p
     assert np.all(q <= np.minimum(p * p.size, 1.0) + 1e-12)  # never worse than Bonferroni
+
+
+NAN = float("nan")
+# p-values and what the kit's own Holm (written by hand before statsmodels' took its place) made of them
+HAND_WRITTEN_HOLM = [
+    ([0.01, 0.04, 0.03, 0.005], [0.03, 0.06, 0.06, 0.02]),
+    ([0.01, 0.01, 0.02, 0.02, 0.5], [0.05, 0.05, 0.06, 0.06, 0.5]),       # ties
+    ([0.02, 0.02, 0.02], [0.06, 0.06, 0.06]),
+    ([0.01, NAN, 0.04, NAN], [0.02, NAN, 0.04, NAN]),                     # NaN: kept, not counted
+    ([0.5, 0.6, 0.9], [1.0, 1.0, 1.0]),                                   # capped
+    ([0.0, 1.0, 0.0, 0.3], [0.0, 1.0, 0.0, 0.6]),
+    ([0.03], [0.03]),
+    ([NAN, NAN], [NAN, NAN]),
+]
+
+
+@pytest.mark.parametrize("p, before", HAND_WRITTEN_HOLM)
+def test_holm_through_statsmodels_gives_what_the_hand_written_one_gave(p, before):
+    assert holm(p).tolist() == pytest.approx(before, nan_ok=True, rel=0, abs=1e-15)
+
+
+def test_holm_of_rows_is_holm_of_each_row_and_rejects_as_before():
+    rows = np.array([p for p, _ in HAND_WRITTEN_HOLM if len(p) == 4])
+    assert np.array_equal(holm(rows), np.array([holm(r) for r in rows]), equal_nan=True)
+    # the vectorized holm_reject of calibrate/family.py, before: these rows at alpha 0.05
+    from analysis.tools.calibrate import family
+    p = np.array([[0.01, 0.04, 0.03, 0.005], [0.01, 0.01, 0.02, 0.02], [0.01, NAN, 0.04, 0.02],
+                  [0.02, 0.02, 0.02, 0.02], [NAN] * 4, [0.0124, 0.0126, 0.5, 0.0166]])
+    assert family.holm_reject(p, 0.05).tolist() == [[True, False, False, True], [True, True, True, True],
+                                                     [True, False, True, True], [False] * 4, [False] * 4,
+                                                     [True, True, False, True]]
 
 
 def test_adjust_sets_p_adjusted_and_significance():

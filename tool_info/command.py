@@ -13,6 +13,10 @@ the module's own options, on the benchmark, a run definition or a task set:
     --prepare CMD      before each execution, not timed (hyperfine's --prepare; always `sh -c`)
     --repeat K         K executions inside one BenchExec run, timed one by one
     --warmup           the run is a warmup: its status is `warmup` and every statistic skips it
+    --ignore-failure   hyperfine's: an execution that exits non-zero (or dies of a signal) is
+                       timed and counted; cmdrun exits 0 all the same, so the run is `done`,
+                       and prints the first failing code as `exit-code` (a failing --prepare
+                       still fails the run)
 Every other option is an argument of the command, appended (quoted) to it. The task's input files
 are the command's positional parameters ($1, $2, ...: the kit's repetition tasks point at a file
 it need not read; with `--shell none` they are not passed). Without --command the first input
@@ -60,6 +64,7 @@ from tool_info.keyvalue import KeyValueTool
 OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name",
                       "--sentinel")
 WARMUP = "--warmup"
+IGNORE_FAILURE = "--ignore-failure"
 DUET = "--duet"
 INTERLEAVE = "--interleave"
 SENTINEL = "--sentinel"
@@ -77,7 +82,7 @@ def parse_options(options):
     own, arguments, rest = {}, [], iter(options)
     for option in rest:
         name, sep, value = option.partition("=")
-        if name in (WARMUP, DUET, INTERLEAVE) and not sep:
+        if name in (WARMUP, DUET, INTERLEAVE, IGNORE_FAILURE) and not sep:
             own[name] = True
         elif name in OPTIONS_WITH_VALUE:
             value = value if sep else next(rest, None)
@@ -166,6 +171,8 @@ class Tool(KeyValueTool):
             line += ["--repeat", own["--repeat"]]
         if own.get(WARMUP):
             line.append(WARMUP)
+        if own.get(IGNORE_FAILURE):
+            line.append(IGNORE_FAILURE)
         if escaped:
             line.append("--escaped")
         if not versus:

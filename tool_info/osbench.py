@@ -9,7 +9,7 @@ Columns: the main variant of every measurement in `variant`, `unit`, `median`, `
 curves one key per point index, `lat-bytes-NN` with `lat-median-ns-NN`, `bw-bytes-NN` with
 `bw-read-median-gbs-NN`; calibration in `tsc-ghz` and the core clock (`core-ghz-add`, `core-ghz-imul`,
 `core-ghz-perf`; `core-ghz` where they agree); `migrations` counts measured
-regions that did not start and end on one CPU. analysis.microbench.COLUMNS lists them all.
+regions that did not start and end on one CPU. analysis.experiments.os_microbench.output.COLUMNS lists them all.
 
 Every run gets its memory budget (`osbench budget-bytes=N FILE`, tool_info/sizing.py): the memory
 curves end at 4x the last-level cache or at what the budget holds, whichever is smaller.

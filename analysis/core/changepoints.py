@@ -18,13 +18,10 @@ p-value. A changepoint's position is the first result set after the change (Otav
 A segment has at least `min_size` (default 2) result sets: one deviating result set is an outlier,
 not a new level, and the permutation test could not tell the two apart.
 
-MongoDB's own implementation (PyPI signal-processing-algorithms 2.1.6, the one Hunter/Otava build
-on) was cross-checked against this one on the same series (tests/test_history.py): both find the
-same single steps, but it fixes the end of the second stretch at the segment's end (no kappa), so
-a level that goes up and comes back (1.0, 1.1, 1.0 in thirds of 30 sets, 1 % noise) is found
-in 28 of 80 tries (20 seeded series x 4 permutation seeds), where this one finds both changes in
-all 20; it is faster on long series (400 sets: 4 s against 35 s),
-and it pins Python 3.11 only, numpy < 2 and gevent. So this search stays.
+MongoDB's own implementation (PyPI signal-processing-algorithms) fixes the end of the second
+stretch at the segment's end (no kappa), and so misses a level that goes up and comes back; it
+also pins Python 3.11, numpy < 2 and gevent. So this search stays (the cross-check on the same
+series: docs/calibration.md, tests/test_history.py).
 """
 
 from __future__ import annotations

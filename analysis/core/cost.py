@@ -94,7 +94,9 @@ def decision_plan(finding, cost, experiment=""):
     command = f"timekit run {experiment}" if experiment else "timekit run EXPERIMENT"
     if "reruns" in decide and cost.reruns:
         m, per_invocation = decide["reruns"], cost.per_invocation()
-        more = max(0, m - cost.reruns) * cost.invocations / cost.reruns
+        # the reruns the open parts rest on: fewer than the sweep's where some were set aside (disturbed)
+        have = min((p.m for p in finding.parts if p.verdict == "inconclusive" and p.m), default=cost.reruns)
+        more = max(0, m - min(have, cost.reruns)) * cost.invocations / cost.reruns
         return (f"to decide it: about M = {m} reruns per condition (the evidence's own variance{refuting}), "
                 f"{more:.0f} more benchexec invocations, about {_minutes(more * per_invocation)} here at "
                 f"{per_invocation:.0f} s per invocation ({command} --reruns {m}, or --until-decided --budget "

@@ -7,7 +7,7 @@ runs' instead of an exception. No function loops over individual values in Pytho
 per group plot in well under a second.
 
 The functions return matplotlib figures; ``to_png`` turns one into PNG bytes for
-``analysis.report.Figure`` and closes it.
+``analysis.core.report.Figure`` and closes it.
 
 Only figure types that several experiments draw are here (hence over 400 lines: one job, the
 shared figures); a figure of one experiment lives in its folder's plots.py.

@@ -16,7 +16,7 @@ from analysis.core.errors import UserError
 
 TASK_TEMPLATE = """\
 format_version: '2.0'
-# repetition {rep} of {count}, written by analysis.tasks; all repetitions share one input
+# repetition {rep} of {count}, written by analysis.core.tasks; all repetitions share one input
 input_files: '{input}'
 """
 

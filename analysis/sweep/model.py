@@ -124,7 +124,7 @@ class Experiment:
         return self.planner is load_steps
 
     def claim_specs(self):
-        """The analysis.core.verdicts.ClaimSpecs of its findings, for `calibrate --claims`: the
+        """The ClaimSpecs (analysis.core.verdicts.ClaimSpec) of its findings, for `calibrate --claims`: the
         CALIBRATION of its folder's claims.py, imported only when asked (it needs scipy)."""
         module = f"analysis.experiments.{self.name.replace('-', '_')}.claims"
         if importlib.util.find_spec(module) is None:

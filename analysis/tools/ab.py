@@ -1,6 +1,6 @@
 """
 `timekit ab BASE NEW`: two benchmark definitions measured in alternation, M reruns each, then the
-rerun-aware compare.
+rerun-aware compare (the separate design; the command line is analysis.tools.ab_cli).
 
 Comparing yesterday's invocation with today's mixes the change with whatever the machine did in
 between. Here every rerun runs both sides, one benchexec invocation each, back to back in seeded
@@ -20,8 +20,6 @@ within every rerun (analysis.tools.ab_chunks).
 """
 
 import argparse
-import datetime
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +27,13 @@ from pathlib import Path
 from lxml import etree
 
 from analysis.core.errors import UserError
-from analysis.core import orders, paths
+from analysis.core import orders
 from analysis.sweep import lint, runner, steps_loop
-from analysis.tools import ab_blocks, ab_chunks
+from analysis.tools import ab_chunks
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.plan.args import FIRST_LOOK, duration
-from analysis.tools.commands import cli as commands_cli
+from analysis.tools.plan.args import FIRST_LOOK
+from analysis.tools.commands import progress
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -155,8 +153,8 @@ def run_pending(run, outdir, out=sys.stderr):
     def after(step):
         done = sum(s.status == "done" for s in run.steps)
         chunk = f" chunk {step.chunk}/{run.chunks}" if step.chunk else ""
-        print(f"  {step.condition} rerun {step.rerun}{chunk}: {step_counts[step.name].runs} runs in {step.seconds:.1f} s "
-              f"({done}/{len(run.steps)} invocations)", file=out, flush=True)
+        progress.lines(out).invocation(f"  {step.condition} rerun {step.rerun}{chunk}: {step_counts[step.name].runs} runs "
+                                       f"in {step.seconds:.1f} s", done, len(run.steps))
         if step.chunk:
             merge_chunks(run, outdir, (step.condition, step.rerun))
 
@@ -253,21 +251,27 @@ def _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task=Fals
     return False
 
 
-def summary(run):
+def summary(run, verbose=True):
+    """The design that ran, in a line (verbose: how its orders cancel the drift), and why it stopped."""
     drawn = {}
     for step in run.steps:
         drawn.setdefault(step.rerun, []).append(step.condition[0].upper())
-    chunked = (f", in {run.chunks} chunks of the task set: both sides' chunk 1, then chunk 2 in the opposite order, "
-               "..., so a task of base and the same task of new run seconds apart" if run.chunks > 1 else "")
-    text = (f"A/B: {run.reruns} reruns per side, base and new alternating in seeded orders, opposite in every other "
-            f"rerun{chunked} (seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(drawn.items()))})")
+    orders_drawn = f"seed {run.seed}: {' '.join(''.join(o) for _, o in sorted(drawn.items()))}"
+    if verbose:
+        chunked = (f", in {run.chunks} chunks of the task set: both sides' chunk 1, then chunk 2 in the opposite order, "
+                   "..., so a task of base and the same task of new run seconds apart" if run.chunks > 1 else "")
+        text = (f"A/B: {run.reruns} reruns per side, base and new alternating in seeded orders, opposite in every other "
+                f"rerun{chunked} ({orders_drawn})")
+    else:
+        chunked = f", chunk by chunk of {run.chunks}" if run.chunks > 1 else ""
+        text = f"design: separate: {run.reruns} reruns per side, an invocation each{chunked} ({orders_drawn})"
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
     return text + (f"; {run.stopped}" if run.stopped else "")
 
 
 # --------------------------------------------------------------------------------------------
-# command line
+# what the command line gives (analysis.tools.ab_cli parses it)
 
 
 def percent(text):
@@ -278,179 +282,6 @@ def percent(text):
     if not 0 < value < 100:
         raise argparse.ArgumentTypeError(f"'{text}' is not a percentage between 0 and 100, e.g. 1.5")
     return value
-
-
-def add_parser(commands, positive_int, probability):
-    parser = commands.add_parser(
-        "ab", help="run two benchmark definitions (or shell commands) in alternation, M reruns each, then compare them by rerun",
-        description="Runs BASE and NEW (benchmark definitions whose run definitions and tasks have the same names) "
-        "in M benchexec invocations, by default each holding both (the blocks design; two tools or limits: an "
-        "invocation a side, alternating chunk by chunk), in seeded orders opposite in every other one, with --load background "
-        "processes as in `run`; then compares them with the rerun as the unit and exits as compare does (1 on a "
-        "significant slowdown beyond --threshold, 3 when nothing was compared, 2 on bad input, 0 otherwise). Interrupted runs keep every finished "
-        "invocation; --resume continues. An argument that is not a benchmark definition (one word ending in .xml) is "
-        "a shell command: the kit writes the definitions itself (timekit ab './build-a/prog' './build-b/prog'), and "
-        "by default compares commands that keep their core busy by CPU time, both on one core turn by turn "
-        "(--design interleaved), others by wall and CPU time back to back (--design blocks).")
-    parser.add_argument("base", nargs="?", help="benchmark definition of the base, or a shell command (omit with --resume)")
-    parser.add_argument("new", nargs="?", help="benchmark definition of the candidate, or a shell command")
-    parser.add_argument("more", nargs="*", metavar="CMD", help="further shell commands, each compared with the base")
-    commands_cli.add_command_options(parser)
-    parser.add_argument("--reruns", type=positive_int, help="reruns (invocations) per side (default 5, with --until-decided 3; 2 at least)")
-    parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
-    parser.add_argument("--max-reruns", type=positive_int,
-                        help="upper bound on reruns per side with --until or --until-decided (default 20; under a paired "
-                        "design with --budget: as many invocations as the budget holds)")
-    parser.add_argument("--until-decided", action="store_true",
-                        help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
-    parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
-    parser.add_argument("--design", choices=("auto", "blocks", "interleaved", "duet", "separate"), default="auto",
-                        help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
-                        "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
-                        "invocation runs both, pair by pair back to back in a seeded order, compared inside it (CPU and "
-                        "wall time); interleaved: both at once on one core, handed to each in turn every 1-2 ms (CPU "
-                        "time only; the steadiest on a shared host); duet: both at once on two cores; separate: an "
-                        "invocation per side. Two benchmark definitions: blocks (auto) or separate. docs/designs.md says "
-                        "which to choose")
-    parser.add_argument("--duet", dest="design", action="store_const", const="duet", help="the same as --design duet")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the order within each rerun (default 0)")
-    parser.add_argument("--load", type=int, default=0, help="background busy processes during every invocation (default 0)")
-    parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("ab/DATE").replace("%", "%%") + ")")
-    parser.add_argument("--resume", action="store_true", help="continue the A/B run in --output (default: the latest)")
-    parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
-    parser.add_argument("--column", action="append", dest="columns", help="column to compare (default: cputime and walltime)")
-    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--threshold", type=probability, default=0.02, help="smallest relative change that counts (default 0.02)")
-    parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
-    parser.add_argument("--per-task", action="store_true",
-                        help="definitions with one run per task: a row per task, not per task set")
-
-
-def _latest():
-    root = paths.user_results().root / "ab"
-    found = sorted({p.parent for name in (MANIFEST, ab_blocks.MANIFEST) for p in root.glob("*/" + name)})
-    if not found:
-        raise ABError(f"no A/B run to resume under {root}; give --output")
-    return found[-1]
-
-
-def run(args):
-    from analysis.tools.commands import ab_input  # shell commands: the definitions are written, then this path
-
-    args.budget_sets_max, args.max_reruns = args.max_reruns is None, args.max_reruns or MAX_RERUNS
-
-    if ab_input.applies(args):
-        return ab_input.run(args, sys.modules[__name__])
-    if args.resume:
-        outdir = Path(args.output or _latest()).resolve()   # benchexec runs in the kit's checkout
-        steps_loop.hold(outdir)
-        if (Path(outdir) / ab_blocks.MANIFEST).exists():
-            return _run_blocks(ab_blocks.BlocksRun.load(outdir), outdir, args, "")
-        ab = ABRun.load(outdir)
-        note = ""
-    else:
-        if args.base is None or args.new is None:
-            raise ABError("give BASE and NEW benchmark definitions (or --resume)")
-        reruns = reruns_to_start(args)
-        where = paths.user_results()
-        note = "" if args.output else where.note()
-        outdir = Path(args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")).resolve()
-        blocks_run = _start_blocks(args, outdir, reruns)
-        if blocks_run is not None:
-            return _run_blocks(blocks_run, outdir, args, note)
-        ab = start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
-                   not args.no_container, chunks=_chunks(args))
-    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-    make_sequential(ab, outdir, args)
-    print(f"A/B: {ab.base} against {ab.new}, {ab.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
-    from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
-
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    try:
-        result = measure(ab, outdir, columns, args.alpha, args.threshold, per_task=args.per_task)
-    except runner.Interrupted:
-        print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-              file=sys.stderr)
-        return 130
-    sequential = sequential_verdicts(ab, outdir, result.rows, columns, args.alpha, args.threshold, args.per_task)
-    text = compare_mod.render(result, args.format, args.alpha, args.threshold)
-    if args.format == "json":
-        data = json.loads(text)
-        data["ab"] = {"reruns": ab.reruns, "checks": ab.checks, "stopped": ab.stopped, "summary": summary(ab),
-                      "directory": str(outdir), "sequential": sequential.to_dict()}
-        text = json.dumps(data, indent=2, default=str)
-    else:
-        text += "\n" + summary(ab) + ("\n\n" + sequential.text if sequential.text else "")
-        if not args.per_task:  # the per-task comparison ends with its own verdict line
-            text += "\n" + compare_mod.verdict_line(result)
-        text = "\n".join(filter(None, [machines_warning(outdir), text]))
-    print(text)
-    return compare_mod.exit_code(result)
-
-
-def _start_blocks(args, outdir, reruns):
-    """The blocks design's run of two definitions (None: they cannot share an invocation, which is
-    said on stderr, or --design separate)."""
-    if args.design in ("duet", "interleaved"):
-        raise ABError(f"--design {args.design} runs two shell commands at once; two benchmark definitions run under "
-                      "--design blocks (what auto, the default, runs for them) or separate")
-    if args.design not in ("auto", "blocks"):
-        return None
-    lint.require_valid([args.base, args.new])
-    reason = ab_blocks.why_not_mergeable(args.base, args.new)
-    if reason:
-        print(f"design: separate: {reason}", file=sys.stderr, flush=True)
-        return None
-    names = [n for n in rundefinitions(args.base) if n in rundefinitions(args.new)]
-    if not names:
-        raise ABError(f"{args.base} and {args.new} share no run definition name; compare lines base and new up by it")
-    plan = {"seed": args.seed, "reruns": reruns, "max_reruns": args.max_reruns, "load": args.load,
-            "container": not args.no_container, "until": args.until}
-    return ab_blocks.start(args.base, args.new, outdir, names, plan)
-
-
-def _chunks(args):
-    """Chunks of the task set for definitions that the default design could not merge (1: none)."""
-    if args.design not in ("auto", "blocks") or not ab_blocks.why_not_mergeable(args.base, args.new):
-        return 1
-    chunks = min(ab_chunks.count(args.base), ab_chunks.count(args.new))
-    if chunks > 1:
-        print(f"design: separate in {chunks} chunks of the task set: base and new alternate chunk by chunk in every "
-              "rerun, so that the drift within a rerun cancels too", file=sys.stderr, flush=True)
-    return chunks
-
-
-def _run_blocks(run, outdir, args, note):
-    """Measure two merged definitions under the blocks design and print as the separate path does."""
-    from analysis.tools.commands import paired_ab
-    from analysis.tools.compare import repeated as compare_mod
-
-    steps_loop.hold(outdir)
-    if args.until_decided:
-        run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
-        run.max_reruns = max(run.max_reruns, args.max_reruns)
-        run.save(outdir)
-    print(f"A/B: {run.base} against {run.new}, design blocks: {run.reruns} invocations holding both; results in "
-          f"{outdir}{note}", file=sys.stderr, flush=True)
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    try:
-        result, looks = ab_blocks.measure(run, outdir, columns, args.alpha, args.threshold)
-    except runner.Interrupted:
-        print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-              file=sys.stderr)
-        return 130
-    sequential = paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, outdir)
-    text = compare_mod.render(result, args.format, args.alpha, args.threshold)
-    if args.format == "json":
-        data = json.loads(text)
-        data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
-        text = json.dumps(data, indent=2, default=str)
-    else:
-        text += "\n" + ab_blocks.summary(run) + ("\n\n" + sequential.text if sequential.text else "")
-        text += "\n" + compare_mod.verdict_line(result)
-    print(text)
-    return compare_mod.exit_code(result)
 
 
 def reruns_to_start(args):

@@ -27,6 +27,7 @@ from analysis.core import orders
 from analysis.core.errors import UserError
 from analysis.sweep import lint, runner, steps_loop
 from analysis.tools import ab_chunks
+from analysis.tools.commands import progress
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 
 MANIFEST = "blocks.json"
@@ -190,8 +191,7 @@ def run_pending(run, outdir, out=sys.stderr):
     def after(step):
         done = sum(s.status == "done" for s in run.steps)
         order = " ".join(name.split(".")[0][0].upper() for name in step.order)
-        print(f"  invocation {step.rerun} ({order}) in {step.seconds:.1f} s ({done}/{len(run.steps)} invocations)",
-              file=out, flush=True)
+        progress.lines(out).invocation(f"  invocation {step.rerun} ({order}) in {step.seconds:.1f} s", done, len(run.steps))
 
     steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, BlocksError, after, out)
 
@@ -201,13 +201,18 @@ class _Count:
         pass
 
 
-def summary(run):
+def summary(run, verbose=True):
+    """The design that ran, in a line (verbose: how it cancels the drift), and why it stopped."""
     drawn = " ".join("".join(n.split(".")[0][0].upper() for n in s.order) for s in run.steps)
-    held = (f"their task sets in {run.chunks} chunks, the sides' order alternating from chunk to chunk and opposite in "
-            "every other invocation" if run.chunks > 1 else "in seeded orders, opposite in every other invocation")
-    text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions, {held} "
-            f"(seed {run.seed}: {drawn}); an invocation's ratio of new to base cancels what the machine "
-            "did to both, and the t interval over the invocations' log ratios keeps the invocation as the unit")
+    if verbose:
+        held = (f"their task sets in {run.chunks} chunks, the sides' order alternating from chunk to chunk and opposite "
+                "in every other invocation" if run.chunks > 1 else "in seeded orders, opposite in every other invocation")
+        text = (f"design: blocks: {run.reruns} invocations, each holding base's and new's run definitions, {held} "
+                f"(seed {run.seed}: {drawn}); an invocation's ratio of new to base cancels what the machine "
+                "did to both, and the t interval over the invocations' log ratios keeps the invocation as the unit")
+    else:
+        held = f", in {run.chunks} chunks of the task sets" if run.chunks > 1 else ""
+        text = f"design: blocks: {run.reruns} invocations, each holding base and new{held} (seed {run.seed}: {drawn})"
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
     return text + (f"; {run.stopped}" if run.stopped else "")

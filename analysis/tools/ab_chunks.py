@@ -125,10 +125,12 @@ def write(definition, chunks, directory):
 def merge(chunk_files, stem, step_name, directory):
     """Merge one rerun's chunk result files of a side into the files one invocation would have
     written (DIRECTORY/STEM.STEP.DATE.results.REST, DATE of the first chunk): the runs of every
-    chunk under the first chunk's <result>, its end time the last chunk's. Written atomically;
-    returns the paths."""
+    chunk under the first chunk's <result>, its end time the last chunk's. `chunk_files`: (chunk,
+    path) pairs, the chunk its step's (Step.chunk), or paths already in chunk order. Written
+    atomically; returns the paths."""
     groups = {}
-    for path in sorted(chunk_files, key=_chunk_number):
+    numbered = [item if isinstance(item, tuple) else (0, item) for item in chunk_files]
+    for _, path in sorted(numbered, key=lambda item: item[0]):   # stable: paths keep their order
         m = _RESULT.match(Path(path).name)
         if m:
             groups.setdefault(m.group("rest"), []).append((Path(path), m.group("date")))
@@ -147,8 +149,3 @@ def merge(chunk_files, stem, step_name, directory):
         temporary.replace(out)
         written.append(out)
     return written
-
-
-def _chunk_number(path):
-    found = re.search(r"-chunk(\d+)\.", Path(path).name)
-    return int(found.group(1)) if found else 0

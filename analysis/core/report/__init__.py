@@ -13,12 +13,13 @@ warnings) to one ``Report`` (model); ``write_report`` (writers) writes
 All text that reaches the page is escaped (task names may contain ``<``, ``&`` and quotes).
 """
 
-from analysis.core.report.model import VERDICTS, Figure, Finding, Report, Section, Table
+from analysis.core.report.model import VERDICTS, Claim, Figure, Finding, Report, Section, Table
 from analysis.core.report.page import format_cell, render_html
 from analysis.core.report.writers import jsonable, report_json, write_report
 
 __all__ = [
     "VERDICTS",
+    "Claim",
     "Figure",
     "Finding",
     "Report",

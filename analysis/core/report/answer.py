@@ -129,8 +129,8 @@ def _busy(findings):
 
 
 def _open(findings):
-    """The inconclusive findings and the cheapest to decide (fewest reruns named)."""
-    undecided = [f for f in findings if f.verdict == "inconclusive"]
+    """The inconclusive findings (but those a busy machine left open: _busy) and the cheapest to decide."""
+    undecided = [f for f in findings if f.verdict == "inconclusive" and not (f.decide and "quiet" in f.decide)]
     if not undecided:
         return None
     sized = [f for f in undecided if f.decide and "reruns" in f.decide]

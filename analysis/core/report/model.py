@@ -37,6 +37,27 @@ class Table:
     caption: str = ""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A claim in its parts: what it states, the label it is stated under (an input, the seed
+    report), the source it cites and whether it is written as a sentence (a full stop). ``text``
+    is the line a report shows; a table cell shows it without its source (``short``), the
+    report's opening answer the statement alone: taken from here, never cut out of the text."""
+
+    statement: str
+    source: str = ""
+    label: str = ""
+    sentence: bool = False
+
+    @property
+    def short(self) -> str:
+        return f"{self.label}: {self.statement}" if self.label else self.statement
+
+    @property
+    def text(self) -> str:
+        return (f"{self.short} ({self.source})" if self.source else self.short) + ("." if self.sentence else "")
+
+
 @dataclass
 class Finding:
     """A claim from a source document and what this machine's data says about it, as data.
@@ -48,7 +69,8 @@ class Finding:
     from its parts unless given; ``why`` a finding without parts' reason in a few words (its
     summary). ``evidence`` is the long form for whoever checks (the test, n, alpha); ``cost`` what
     the measurements cost and what deciding would (analysis.core.cost). ``summary`` is rendered
-    from the fields (analysis.core.report.summary) unless given.
+    from the fields (analysis.core.report.summary) unless given. ``claim`` may be given as a Claim:
+    it is then kept in ``stated`` and ``claim`` is its text.
     """
 
     claim: str
@@ -60,8 +82,11 @@ class Finding:
     decide: dict | None = None
     why: str = ""
     summary: str = ""
+    stated: Claim | None = None
 
     def __post_init__(self):
+        if isinstance(self.claim, Claim):
+            self.stated, self.claim = self.claim, self.claim.text
         if self.verdict not in VERDICTS:
             raise ValueError(f"finding {self.claim!r}: verdict {self.verdict!r} is not one of "
                              + ", ".join(repr(v) for v in VERDICTS))
@@ -70,6 +95,16 @@ class Finding:
             self.decide = None
         elif self.decide is None:
             self.decide = decide_of(self.parts)
+
+    @property
+    def statement(self) -> str:
+        """The claim without its label and source (the whole claim where it was given as text)."""
+        return self.stated.statement if self.stated else self.claim
+
+    @property
+    def short(self) -> str:
+        """The claim without its source (the whole claim where it was given as text)."""
+        return self.stated.short if self.stated else self.claim
 
 
 @dataclass

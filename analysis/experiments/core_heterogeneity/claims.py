@@ -12,7 +12,7 @@ import numpy as np
 import scipy.stats
 
 from analysis.core import verdicts
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.experiments.core_heterogeneity.labels import core_label
 from analysis.experiments.core_heterogeneity.measures import gap_estimate
 from analysis.experiments.core_heterogeneity.similarity import ALPHA
@@ -45,14 +45,14 @@ def findings(groups, similarities, ratios, sibling_pairs, correlation, energy_ro
 
 def untestable(why):
     """The findings of a section without counted runs."""
-    return [Finding(claim="Some cores are more than 10 % faster than others for cache-heavy code (paper Fig. 1/2)",
+    return [Finding(claim=Claim("Some cores are more than 10 % faster than others for cache-heavy code", "paper Fig. 1/2"),
                     verdict="not testable here", evidence=why, id="core-heterogeneity/cores-differ")]
 
 
 def cache_heavy_gap(workload, groups, similarities, ratios, topology_cpus, consistency=None):
     """1. cache-heavy code: some cores > 10 % faster, judged on the round-level interval."""
-    claim = (f"{workload}: some cores are more than {PAPER_GAP:.0%} faster than others for cache-heavy code "
-             "(paper Fig. 1/2: cg on an i5-8400)")
+    claim = Claim(f"{workload}: some cores are more than {PAPER_GAP:.0%} faster than others for cache-heavy code",
+                  "paper Fig. 1/2: cg on an i5-8400")
     id = f"core-heterogeneity/{workload}/cores-differ"
     if workload not in ratios:
         return Finding(claim, "not testable here", f"{len(groups[workload])} core measured; needs at least 2", id=id)
@@ -72,7 +72,7 @@ def cache_heavy_gap(workload, groups, similarities, ratios, topology_cpus, consi
 
 def control_equal(workload, groups, similarities, ratios, consistency=None):
     """2. the control: equal on all cores, judged by equivalence on the round-level interval."""
-    claim = f"{workload}: most kernels run equally fast on all cores (paper Fig. 3: all NAS kernels but cg)"
+    claim = Claim(f"{workload}: most kernels run equally fast on all cores", "paper Fig. 3: all NAS kernels but cg")
     id = f"core-heterogeneity/{workload}/cores-equal"
     if workload not in ratios:
         return Finding(claim, "not testable here", f"{len(groups[workload])} core measured; needs at least 2", id=id)
@@ -91,7 +91,7 @@ def control_equal(workload, groups, similarities, ratios, consistency=None):
 
 def smt_siblings_alike(groups, similarities, sibling_pairs):
     """3. SMT siblings alike, judged on cg (the paper's workload) where measured."""
-    claim = "SMT siblings (two hardware threads of one core) perform alike (paper Fig. 5)"
+    claim = Claim("SMT siblings (two hardware threads of one core) perform alike", "paper Fig. 5")
     k = max((len(v) for v in groups.values()), default=0)
     workload = "cg" if "cg" in similarities else next(iter(similarities), None)
     measured = [(a, b) for a, b in sorted(sibling_pairs)
@@ -115,7 +115,8 @@ def smt_siblings_alike(groups, similarities, sibling_pairs):
 
 def cg_follows_microbenchmark(correlation):
     """4. cg correlates with the microbenchmark across cores."""
-    claim = "cg and the cache-stress microbenchmark rank the cores alike: their times correlate across cores (paper Fig. 4b)"
+    claim = Claim("cg and the cache-stress microbenchmark rank the cores alike: their times correlate across cores",
+                  "paper Fig. 4b")
     id = "core-heterogeneity/cg-follows-cachestress"
     if not correlation.get("testable"):
         return Finding(claim, "not testable here", correlation.get("why", "") + ".", id=id)
@@ -129,7 +130,7 @@ def cg_follows_microbenchmark(correlation):
 
 def slower_cores_save_no_energy(groups, energy_rows, energy_note):
     """5. energy: a slower core does not need less energy for the same work."""
-    claim = "Slower cores do not need less energy for the same work (paper Fig. 4a, RAPL)"
+    claim = Claim("Slower cores do not need less energy for the same work", "paper Fig. 4a, RAPL")
     id = "core-heterogeneity/slower-cores-save-no-energy"
     if not energy_rows:
         return Finding(claim, "not testable here", f"Energy {energy_note}", id=id)

@@ -1,7 +1,7 @@
-"""Figures of the core-heterogeneity experiment (seed 002), in the style of analysis.plots.
+"""Figures of the core-heterogeneity experiment (seed 002), in the style of analysis.core.plots.
 
 Values come in seconds and are shown in milliseconds. Each function returns a matplotlib Figure;
-analysis.plots.to_png turns it into PNG bytes (re-exported here as to_png).
+analysis.core.plots.to_png turns it into PNG bytes (re-exported here as to_png).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def similarity(groups, alpha=ALPHA, seed=0):
     """The core similarity matrix (the paper's Fig. 5) of {core: values}.
 
     Per pair: k-sample Anderson-Darling (k = 2, scipy's midrank variant) with a permutation p
-    where scipy's tabulated p is capped to 0.001-0.25 (analysis.stats), Holm over all
+    where scipy's tabulated p is capped to 0.001-0.25 (analysis.core.stats), Holm over all
     k(k-1)/2 pairs; 'similar' when the adjusted p is at least alpha. The two-sample KS statistic
     measures how far apart two cores are (the paper's colours).
 

@@ -10,7 +10,7 @@ and names each part's quantity (Part.quantity) for the report's contradiction ch
 """
 
 from analysis.core import verdicts
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.core.verdicts import FAR_FACTOR, ClaimSpec, Verdict, family
 from analysis.experiments.discipline.samples import LABEL
 from analysis.experiments.discipline.variation import cv_ratio, mean_ratio, rerun_effect
@@ -50,8 +50,8 @@ def _pair(a, b):
 
 def same_core_noisier(runs, cpus):
     """Two CPU-bound tasks on one core take longer and vary far more than on separate cores."""
-    claim = ("Two CPU-bound tasks on the same core take longer and vary far more than on separate cores "
-             "(talk, bare metal: CV 23.9 % vs 0.04 %, mean 1538 vs 737 ms).")
+    claim = Claim("Two CPU-bound tasks on the same core take longer and vary far more than on separate cores",
+                  "talk, bare metal: CV 23.9 % vs 0.04 %, mean 1538 vs 737 ms", sentence=True)
     present = set(runs.condition.tolist())
     if not {"same-core", "separate-cores"} <= present:
         return [Finding(claim=claim, verdict="not testable here", id="discipline/same-core-noisier",
@@ -89,7 +89,8 @@ def separate_core_leaves_alone(runs):
               "be hardware threads of one host core, the talk's SMT contention arriving through the hypervisor."
               if verdict != "confirmed" and cpu is not None and cpu.low > 1 else "")
     return [Finding(
-        claim="A CPU-bound task on a separate core leaves the measured task alone (talk: CV 0.04 %, as without it).",
+        claim=Claim("A CPU-bound task on a separate core leaves the measured task alone", "talk: CV 0.04 %, as without it",
+                    sentence=True),
         verdict=verdict, id="discipline/separate-core-leaves-alone",
         parts=[mean.as_part("wall mean", "wall mean separate-cores / alone"),
                cv.as_part("wall CV", "wall CV separate-cores / alone")],
@@ -98,8 +99,8 @@ def separate_core_leaves_alone(runs):
                  f"{cv.evidence}{slowed}")]
 
 
-PRIORITY_CLAIM = ("Priority helps: a competitor at nice 19 slows the measured task less than one at nice 0 "
-                  "(talk: set process priority).")
+PRIORITY_CLAIM = Claim("Priority helps: a competitor at nice 19 slows the measured task less than one at nice 0",
+                       "talk: set process priority", sentence=True)
 
 
 def nice_was_testable(placements):
@@ -149,8 +150,8 @@ def reruns_differ(runs):
     differ = _judge(rerun_effect(runs.wall[mask], runs.rerun[mask]), verdicts.direction, what="rerun effect")
     return [Finding(
         id="discipline/reruns-differ", parts=[differ.as_part("theta", f"rerun effect {condition}")],
-        claim="Reruns of the same benchmark differ beyond their within-run noise, so M >= 5 reruns are needed "
-              "(talk: 5 runs with CV 2.2-3.2 % each, 2.94 % pooled).",
+        claim=Claim("Reruns of the same benchmark differ beyond their within-run noise, so M >= 5 reruns are needed",
+                    "talk: 5 runs with CV 2.2-3.2 % each, 2.94 % pooled", sentence=True),
         verdict=differ.verdict,
         evidence=f"{LABEL.get(condition, condition)}, wall time; the quantity is theta = 1 + n var(rerun means) / "
                  f"var(within reruns), 1 when reruns differ only by chance: {differ.evidence}")]
@@ -171,7 +172,8 @@ def fixed_frequency_cuts_variation(probes):
     """Disabling dynamic frequency scaling cuts variation about 10x: not varied by a sweep."""
     return [Finding(
         id="discipline/fixed-frequency-cuts-variation",
-        claim="Disabling dynamic frequency scaling cuts variation about 10x (talk: CV 0.383 % -> 0.041 %).",
+        claim=Claim("Disabling dynamic frequency scaling cuts variation about 10x", "talk: CV 0.383 % -> 0.041 %",
+                    sentence=True),
         verdict="not testable here",
         evidence=_frequency_reason(probes.get("frequency governor", {})))]
 
@@ -182,7 +184,7 @@ def smt_contention(probes):
     if smt.get("value") in (None, "on"):
         return []
     return [Finding(
-        claim="Disabling SMT removes contention between sibling threads.", verdict="not testable here",
+        claim=Claim("Disabling SMT removes contention between sibling threads", sentence=True), verdict="not testable here",
         id="discipline/smt-contention", why=f"SMT is '{smt.get('value', 'unknown')}': no siblings to compare",
         evidence=f"SMT is '{smt.get('value', 'unknown')}' on this machine: there are no siblings to compare; "
                  "the same-core condition above shows time-slicing contention instead.")]

@@ -10,16 +10,16 @@ import numpy as np
 import scipy.stats
 
 from analysis.core import verdicts
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.core.verdicts import Estimate
 
 SEED_REMOTE_FIRMWARE = 16
 SEED_REMOTE_DERIVED = 22
 SLOWER_MARGIN = 0.10  # derived remote distances count as 'beyond the firmware's' 10 % above it
 
-REMOTE_CLAIM = (f"Remote memory is slower than the firmware's distance says: about {SEED_REMOTE_DERIVED} from bandwidth "
-                f"where the firmware says {SEED_REMOTE_FIRMWARE} (seed 004, B)")
-NEIGHBOUR_CLAIM = "Each node reaches one other node faster than the rest (seed 004, B)"
+REMOTE_CLAIM = Claim(f"Remote memory is slower than the firmware's distance says: about {SEED_REMOTE_DERIVED} from "
+                     f"bandwidth where the firmware says {SEED_REMOTE_FIRMWARE}", "seed 004, B")
+NEIGHBOUR_CLAIM = Claim("Each node reaches one other node faster than the rest", "seed 004, B")
 
 
 def findings(nodes, triad, derived, firmware):
@@ -94,7 +94,8 @@ def local_is_fastest(triad):
     local_best = [bool(np.isfinite(triad[i, i]) and np.all(triad[i, i] >= triad[i, np.isfinite(triad[i])])) for i in range(n)]
     return Finding(
         id="memory-bandwidth/local-is-fastest",
-        claim="Local memory has the highest bandwidth for every CPU node (seed 004, B: 'the distance from each node to itself')",
+        claim=Claim("Local memory has the highest bandwidth for every CPU node",
+                    "seed 004, B: 'the distance from each node to itself'"),
         verdict="confirmed" if all(local_best) else "refuted",
         evidence=f"{sum(local_best)} of {n} CPU nodes reach their own memory fastest (median triad).",
     )

@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.core import regimes, verdicts
 from analysis.core.instruments import CORE_CLOCK, TSC_INVARIANT, X86_64, Reading
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.core import instruments
 from analysis.core.verdicts import ClaimSpec, Estimate
 from analysis.experiments.scheduling_noise.gaps import SLICE_MS
@@ -47,8 +47,8 @@ CALIBRATION = (
     TSC_FREQUENCY,
 )
 
-TIMER_CLAIM = "The timer interrupts the process every 1 ms (seed 004, A1.1)"
-TSC_FREQUENCY_CLAIM = "The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 % (kit check)"
+TIMER_CLAIM = Claim("The timer interrupts the process every 1 ms", "seed 004, A1.1")
+TSC_FREQUENCY_CLAIM = Claim("The TSC frequency measured against CLOCK_MONOTONIC_RAW is the kernel's, within 1 %", "kit check")
 
 
 def findings(gaps, clocks, tick_ms, hz_source, runs):
@@ -143,7 +143,7 @@ def period_is_the_tick(period, figures, tick_ms):
                    factor=1 / tick_ms, grid=BIN_MS / tick_ms, confidence=0.90)
     judged = verdicts.no_effect(est, TICK_TOLERANCE) if est else _undecided("a dominant period")
     return _judged(
-        "The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ (kit check)", "period-is-the-tick",
+        Claim("The dominant period between interruptions is the kernel's tick, 1/CONFIG_HZ", "kit check"), "period-is-the-tick",
         judged, label="dominant period / tick", evidence=f"pooled runs {p:.4g} ms against {tick_ms:.4g} ms. {judged.evidence}"
         + ("" if judged.verdict == "confirmed" else
            " In a virtual machine the host's interruptions also stop the guest; they need not follow the guest's tick."),
@@ -158,8 +158,8 @@ def interrupt_cost(gaps, figures):
     est = _of_runs(figures, "short_mean_us", "mean inactive period", scale="µs")
     judged = verdicts.about(est, SEED_INTERRUPT_US) if est else _undecided("an inactive period")
     return _judged(
-        f"Handling an interrupt takes about {SEED_INTERRUPT_US:g} µs: the mean inactive period of a process alone on "
-        "a CPU (seed 004, A1.2)", "interrupt-cost", judged, label="mean inactive period",
+        Claim(f"Handling an interrupt takes about {SEED_INTERRUPT_US:g} µs: the mean inactive period of a process alone "
+              "on a CPU", "seed 004, A1.2"), "interrupt-cost", judged, label="mean inactive period",
         evidence=f"pooled over the runs: median {median:.3g} µs; the n = {short.size} inactive periods shorter than "
         f"{SLICE_MS:g} ms are counted "
         f"({all_us.size - short.size} longer ones, another task's or the host's turn, left out; with them the mean is "
@@ -175,7 +175,7 @@ def time_lost_per_ms(gaps, figures):
                    scale="µs/ms")
     judged = verdicts.about(est, SEED_LOST_US_PER_MS) if est else _undecided("a traced time")
     return _judged(
-        f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts (seed 004, A1.4)",
+        Claim(f"A process alone on a CPU loses about {SEED_LOST_US_PER_MS:g} µs per ms (0.26 %) to interrupts", "seed 004, A1.4"),
         "time-lost-per-ms", judged, label="µs lost per ms",
         evidence=f"pooled over the runs: {lost:.3g} µs per ms ({lost / 10:.3g} %) in gaps shorter than {SLICE_MS:g} ms; "
         f"{gaps.lost_us_per_ms:.3g} µs per ms with all gaps. {judged.evidence}",
@@ -193,7 +193,7 @@ def _core_hz(run):
 
 
 def tsc_counts_cycles(clocks, runs):
-    claim = "The TSC counts the CPU's cycles (seed 004, A1 introduction)"
+    claim = Claim("The TSC counts the CPU's cycles", "seed 004, A1 introduction")
     why = TSC_CYCLES.untestable(_readings(clocks))
     if why:
         return Finding(claim, "not testable here", why, id=_id("tsc-counts-cycles"))

@@ -1,5 +1,5 @@
 """Figures of the scheduling-noise experiment: activity timeline, inactive-period lengths and the
-distances between gaps. Same style as ``analysis.plots`` (Agg, constrained layout); each function
+distances between gaps. Same style as ``analysis.core.plots`` (Agg, constrained layout); each function
 returns a matplotlib Figure for ``plots.to_png``."""
 
 from __future__ import annotations

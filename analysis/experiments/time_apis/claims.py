@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from analysis.core import fmt, replication, timers, verdicts
-from analysis.core.report import Finding
+from analysis.core.report import Claim, Finding
 from analysis.core.verdicts import ClaimSpec, Estimate, Verdict, family
 from analysis.experiments.time_apis import modes
 from analysis.experiments.time_apis.comparisons import load_ratio, ratio, ratio_grid
@@ -121,7 +121,7 @@ def _judged_equivalences(samples, quantity, candidates, estimate, others=0):
 
 def api_does_not_matter(samples, apis, base, label):
     """The choice of timing API does not change the measured CPU time (at the lowest load)."""
-    claim = f"{label}: the choice of timing API does not change the measured CPU time (thesis, ch. 3.3)"
+    claim = Claim("the choice of timing API does not change the measured CPU time", "thesis, ch. 3.3", label)
     id = f"time-apis/{_slug(label)}/api-leaves-cpu-time"
     others = [a for a in apis if a != "runexec"]
     if "runexec" not in apis or not others:
@@ -150,7 +150,7 @@ def _load_masks(samples, api, base, load):
 
 def load_leaves_cpu_time(samples, apis, loads, base, label):
     """Background load does not increase the CPU time the program uses."""
-    claim = f"{label}: background processes do not increase the CPU time the program uses (thesis, Fig. 3.4)"
+    claim = Claim("background processes do not increase the CPU time the program uses", "thesis, Fig. 3.4", label)
     id = f"time-apis/{_slug(label)}/load-leaves-cpu-time"
     pairs = [(api, load) for api in apis for load in loads if load != base]
     if not pairs:
@@ -174,7 +174,7 @@ def wall_flat_until_cores_busy(samples, apis, loads, base, label, cores):
     and are never set aside; with every 'flat' part set aside, half the claim cannot be judged."""
     if not (cores and len(loads) > 1):
         return []
-    claim = f"{label}: wall time stays flat until all {cores} cores are busy, then rises (thesis, Fig. 3.8)"
+    claim = Claim(f"wall time stays flat until all {cores} cores are busy, then rises", "thesis, Fig. 3.8", label)
     id = f"time-apis/{_slug(label)}/wall-flat-then-rises"
     below = [(api, load) for api in apis for load in loads if base < load < cores]
     above = [(api, load) for api in apis for load in loads if load >= cores and load != base]
@@ -217,7 +217,7 @@ def self_clock_close(samples, label):
     v = verdicts.no_effect(est, CLOSE)
     diff = timers.bias_against(runexec.self_clock, runexec.cgroup_cpu)
     return [Finding(
-        claim=f"{label}: the program's own clock() time is close to the observed CPU time (thesis, Fig. 3.5)",
+        claim=Claim("the program's own clock() time is close to the observed CPU time", "thesis, Fig. 3.5", label),
         verdict=v.verdict, id=f"time-apis/{_slug(label)}/clock-close-to-cgroup",
         parts=[v.as_part("clock() / cgroup CPU time", f"{label}: clock() / cgroup CPU time")],
         evidence=f"RunExec runs of all load levels, 'close' = within {CLOSE:.0%} (equivalence, 90 % interval): "
@@ -251,7 +251,7 @@ def distributions_multimodal(label, data):
                                     f"{modes.SEPARATION:g} sd apart).")
     found = ", ".join(f"{api_label(m['api'])} load {m['load']}: {m['modes']}" for m in multi) or "none"
     return [Finding(
-        claim=f"{label}: CPU-time distributions are often bi- or tri-modal (thesis, Fig. 3.6/3.7)",
+        claim=Claim("CPU-time distributions are often bi- or tri-modal", "thesis, Fig. 3.6/3.7", label),
         verdict=v.verdict, id=f"time-apis/{_slug(label)}/often-multimodal",
         parts=[v.as_part("share of distributions with 2+ modes", f"{label}: share of multimodal distributions")],
         evidence=f"'Often' = in at least {OFTEN:.0%} of them: {v.evidence} Distributions with 2+ modes: {found}. "
@@ -284,7 +284,7 @@ def timer_steps(samples, apis, label, data):
             why = (f" The values lie on a coarser grid, {coarser * 1e3:g} ms ({100 * q['resolution']['share_on_grid']:.1f} "
                    "% of them), so the steps are larger than claimed.")
         found.append(Finding(
-            claim=f"{label}: {api_label(q['api'])} reports in steps of {step * 1e3:g} ms",
+            claim=Claim(f"{api_label(q['api'])} reports in steps of {step * 1e3:g} ms", label=label),
             verdict=verdict, id=f"time-apis/{_slug(label)}/{q['api']}-steps", parts=[part],
             evidence=f"'In steps of X' = at least {ON_GRID:.0%} of the values on X's grid and no coarser grid holding "
                      f"99 % of them: {on_grid.evidence}{why} Coarsest grid holding 99 %: "

@@ -19,9 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from analysis.core import results, validity
+from analysis.core import results, stats, validity
 from analysis.core.errors import UserError
 from analysis.sweep.load import load_tables
 from analysis.tools.compare import repeated as compare_mod
@@ -89,18 +87,9 @@ def load_groups(paths, columns, error=UserError):
 
 
 def holm_reject(p, alpha):
-    """Holm's step-down on each row of p (splits x family): which hypotheses are rejected at alpha.
-    The same as stats.holm(row) < alpha for every row, vectorized; NaN never rejects and does not
-    count in the family."""
-    p = np.asarray(p, dtype=float)
-    valid = ~np.isnan(p)
-    size = valid.sum(axis=1, keepdims=True)
-    order = np.argsort(np.where(valid, p, np.inf), axis=1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=1)
-    adjusted = np.maximum.accumulate(np.nan_to_num((size - np.arange(p.shape[1])) * ranked, nan=np.inf), axis=1)
-    reject = np.empty_like(valid)
-    np.put_along_axis(reject, order, adjusted < alpha, axis=1)
-    return reject & valid
+    """Holm on each row of p (splits x family): which hypotheses are rejected at alpha (stats.holm,
+    statsmodels' Holm; NaN never rejects and does not count in the family)."""
+    return stats.holm(p) < alpha
 
 
 def describe(labels, columns, alpha):

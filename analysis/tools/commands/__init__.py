@@ -6,5 +6,6 @@ one run definition per command, repetition tasks) and runs it as it runs everyth
 BenchExec's cgroups and container, reruns interleaved. `spec` turns arguments into commands,
 `definition` writes the XML and tasks, `bench` runs them, `figures` computes the per-command
 figures and BenchExec's cost per run, `export` writes hyperfine-shaped JSON, Markdown and CSV,
-`ab_input` gives `timekit ab` its commands, `cli` holds the options both commands share.
+`ab_input` gives `timekit ab` its commands, `first_run` executes each command once before the
+first invocation, `cli` holds the options both commands share.
 """

@@ -6,25 +6,25 @@ pair (A against B, then A against each further command) the kit writes two defin
 DIR/base/A.xml and DIR/new/B.xml, with the same run definition names (`command`, or one per
 assignment of the -L parameter lists, `size=10`) and the same repetition tasks (DIR/tasks), and
 hands them to ab's own path unchanged: ab.start, ab.measure (reruns in a seeded order, --until,
---resume). What is printed is labelled by the commands; DIR/commands.json records them. With more
-than two commands each further pair has its own directory DIR/K-NAME (A is measured in each, so
-every pair is interleaved).
-
-The A/B machinery is passed in (`ab`, the module analysis.tools.ab), which imports this one.
+--resume); the paired designs run through analysis.tools.commands.paired_ab. Before anything is
+written, every wrong option is one line (`prepare`) and each command is executed once
+(analysis.tools.commands.first_run). What is printed is labelled by the commands; DIR/commands.json
+records them. With more than two commands each further pair has its own directory DIR/K-NAME (A is
+measured in each, so every pair is interleaved).
 """
 
-import datetime
+import contextlib
 import json
-import re
+import os
 import sys
-import time
 from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import now, write_atomically
+from analysis.tools import ab
 from analysis.tools.commands import cli as commands_cli
-from analysis.tools.commands import definition, output, paired_ab, report, spec
+from analysis.tools.commands import definition, first_run, output, paired_ab, progress, report, spec
 
 MANIFEST = "commands.json"
 
@@ -49,24 +49,6 @@ def commands_given(args):
                                     "sets its runs, options and tasks itself")
         return None
     return given
-
-
-def latest():
-    """The newest A/B directory, of definitions (ab.json) or of commands (commands.json)."""
-    root = paths.user_results().root / "ab"
-    found = sorted({p.parent for pattern in ("*/ab.json", "*/blocks.json", "*/" + MANIFEST) for p in root.glob(pattern)})
-    if not found:
-        raise spec.CommandError(f"no A/B run to resume under {root}; give --output")
-    return found[-1]
-
-
-def applies(args):
-    """Whether `timekit ab` has shell commands (or resumes an A/B run of them). On --resume without
-    --output, the newest A/B directory becomes args.output, whichever kind it is."""
-    if args.resume:
-        args.output = args.output or latest()
-        return (Path(args.output) / MANIFEST).exists()
-    return commands_given(args) is not None
 
 
 def pairs(commands, options):
@@ -98,70 +80,71 @@ def _write_sides(pair, options, directory, line):
     return paths
 
 
-class EtaLines:
+class EtaLines(progress.InvocationLines):
     """ab's progress lines ('... (k/N invocations)') with an ETA from the time per invocation so far."""
 
-    PROGRESS = re.compile(r"\((\d+)/(\d+) invocations\)$")
-
     def __init__(self, stream):
-        self.stream, self.start, self.before = stream, time.monotonic(), None
-
-    def write(self, text):
-        match = self.PROGRESS.search(text)
-        if match:
-            done, total = int(match.group(1)), int(match.group(2))
-            self.before = done - 1 if self.before is None else self.before
-            per = (time.monotonic() - self.start) / max(1, done - self.before)
-            text += f", ETA {datetime.timedelta(seconds=int(per * (total - done)))}"
-        return self.stream.write(text)
-
-    def flush(self):
-        self.stream.flush()
+        super().__init__(stream, eta=True)
 
 
-def run(args, ab):
-    """Measure every pair through ab's own path, then print and export by the commands."""
-    if args.resume:
-        outdir = Path(args.output).resolve()   # benchexec runs in the kit's checkout
+def prepare(commands, args):
+    """What a new run of `commands` needs, every wrong option found before anything is written (one
+    line): (spec.Options, the pairs)."""
+    options = commands_cli.options_from(args, container=not args.no_container)
+    planned = pairs(commands, options)
+    _columns(args, options, "blocks" if args.design == "auto" else args.design)   # a column no design compares
+    if args.design == "duet" and len(os.sched_getaffinity(0)) < 2:
+        raise paired_ab.PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
+                                    f"{len(os.sched_getaffinity(0))}: use --design blocks")
+    commands_cli.check_exports(args)
+    return options, planned
+
+
+def run(args, commands=None, outdir=None):
+    """Measure every pair (of `commands`, or of the run in `outdir` that --resume continues) through
+    ab's own path or a paired design, then print and export by the commands."""
+    fresh = outdir is None
+    if not fresh:
         steps_loop.hold(outdir)
         note = ""
         try:
             record = json.loads((outdir / MANIFEST).read_text())
         except (OSError, ValueError) as e:
             raise ab.ABError(f"{outdir / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
+        options = spec.Options(**record["options"])
+        runner.build_programs()  # programs/bin/cmdrun
     else:
-        ab.reruns_to_start(args)
-        commands = commands_given(args)
-        options = commands_cli.options_from(args, container=not args.no_container)
+        options, planned = prepare(commands, args)
         where = paths.user_results()
         outdir = Path(args.output or where.root / "ab" / commands_cli.stamp()).resolve()
         note = "" if args.output else where.note()
-        if (outdir / MANIFEST).exists():
-            raise ab.ABError(f"{outdir}: already holds an A/B run; use --resume or another --output")
-        record = {"commands": commands, "options": options.to_dict(), "pairs": pairs(commands, options),
-                  "plan": _plan(args, ab),
+        commands_cli.check_new(outdir, MANIFEST, "an A/B")
+        runner.build_programs()  # programs/bin/cmdrun
+        first_run.check([(r[side], r["prepare"]) for pair in planned for r in pair["rundefinitions"] for side in ("base", "new")],
+                        options, container=not args.no_container)
+        record = {"commands": commands, "options": options.to_dict(), "pairs": planned, "plan": _plan(args),
                   "command_line": commands_cli.command_line(), "created": now()}
-        steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-        write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
-    options = spec.Options(**record["options"])
-    runner.build_programs()  # programs/bin/cmdrun
     design = record["plan"].get("design", "separate") if record.get("plan") else "separate"
     _columns(args, options, "blocks" if design == "auto" else design)   # a column no design can compare: said now
     measured, not_compared = [], []
-    for pair in record["pairs"]:
+    for k, pair in enumerate(record["pairs"]):
         directory = outdir / pair["directory"]
         try:
-            measure = _measure_separate if design == "separate" else _measure_paired
-            run, result, sequential = measure(pair, directory, record, options, args, ab, note)
+            with commands_cli.new_directory(outdir) if fresh and k == 0 else contextlib.nullcontext():
+                if fresh and k == 0:   # up to the first invocation, a failure leaves nothing behind
+                    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
+                    write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
+                started = _start(pair, directory, record, options, args, design, note)
+            result, sequential = _measure(started, directory, options, args)
         except runner.Interrupted:
             print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
                   file=sys.stderr)
             return 130
-        measured.append((pair, run, directory, result.rows, sequential))
+        measured.append((pair, started, directory, result.rows, sequential))
         not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in result.not_compared]
     from analysis.tools.compare import repeated as compare_mod  # scipy: once measured (paired_ab imports it meanwhile)
 
-    text, figures, extra = _report(measured, options, args, ab, compare_mod)
+    text, figures, extra = _report(measured, options, args, compare_mod)
     print(text)
     report.export(args, figures, extra)
     if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured):
@@ -185,32 +168,26 @@ def _columns(args, options, design):
     return tuple(args.columns or (cpu, wall))
 
 
-def _measure_separate(pair, directory, record, options, args, ab, note):
-    """One pair under the separate design: ab's own path (an invocation per side per rerun)."""
-    columns = _columns(args, options, "separate")
-    if (directory / ab.MANIFEST).exists():
-        run = ab.ABRun.load(directory)
-    else:
-        base, new = _write_sides(pair, options, directory, record["command_line"])
-        plan = record.get("plan") or _plan(args, ab)  # the plan as given, also for a pair a kill kept from starting
-        run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
-                       plan["load"], plan["container"])
-    ab.make_sequential(run, directory, args)
-    print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
-          f"{directory}{note}", file=sys.stderr, flush=True)
-    result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
-    return run, result, ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
-
-
-def _measure_paired(pair, directory, record, options, args, ab, note):
-    """One pair under a paired design (auto, blocks, interleaved, duet): both sides in every invocation."""
-    plan = record["plan"]
+def _start(pair, directory, record, options, args, design, note):
+    """The run of one pair, started (its definitions written, for auto its design piloted) or, on
+    --resume, as recorded; a line on stderr says which design and where."""
+    plan = record.get("plan") or _plan(args)  # the plan as given, also for a pair a kill kept from starting
+    if design == "separate":
+        if (directory / ab.MANIFEST).exists():
+            run = ab.ABRun.load(directory)
+        else:
+            base, new = _write_sides(pair, options, directory, record["command_line"])
+            run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
+                           plan["load"], plan["container"])
+        ab.make_sequential(run, directory, args)
+        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
+              f"{directory}{note}", file=sys.stderr, flush=True)
+        return run
     if (directory / paired_ab.MANIFEST).exists():
         run = paired_ab.PairedRun.load(directory)
     else:
         run = paired_ab.start(pair, options, directory, plan["design"], plan, args.runs, args.repeat,
                               record["command_line"], args.columns)
-    columns = _columns(args, options, run.design)
     if args.until_decided:
         run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
         fits = paired_ab.invocations_in(run, args.budget) if args.budget_sets_max and args.budget else 0
@@ -220,11 +197,21 @@ def _measure_paired(pair, directory, record, options, args, ab, note):
     chosen = f" ({run.design_why})" if run.design_why else ""
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b['runs']} run(s) "
           f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
+    return run
+
+
+def _measure(run, directory, options, args):
+    """(compare's Result, the sequential report) of one started pair."""
+    if isinstance(run, ab.ABRun):
+        columns = _columns(args, options, "separate")
+        result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
+        return result, ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
+    columns = _columns(args, options, run.design)
     result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
-    return run, result, paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, directory)
+    return result, paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, directory)
 
 
-def _plan(args, ab):
+def _plan(args):
     """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
     return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
             "load": args.load, "container": not args.no_container, "design": args.design, "threshold": args.threshold}
@@ -288,8 +275,9 @@ def design_changed_line(changed, exit_code):
             f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
 
 
-def _sides(pair, run, directory, rows, options, ab):
-    """(base figures, new figures, BenchExec's Cost, the design's summary line, the machines warning)."""
+def _sides(pair, run, directory, rows, options):
+    """(base figures, new figures, BenchExec's Cost, the design's lines in full and in short, the
+    machines warning)."""
     from analysis.tools.commands import figures as figures_mod
 
     if isinstance(run, paired_ab.PairedRun):
@@ -297,38 +285,42 @@ def _sides(pair, run, directory, rows, options, ab):
         base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"), run.design)
         new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"), run.design)
         batch = spec.Options(**run.options)
-        summary = "\n".join(filter(None, [paired_ab.summary(run), *paired_ab.colocation_lines(run),
-                                           paired_ab.duet_note(run, pair, rows)]))
-        return base, new, figures_mod.benchexec_cost(found, batch), summary, ""
+        full = "\n".join(filter(None, [paired_ab.summary(run), *paired_ab.colocation_lines(run),
+                                        paired_ab.duet_note(run, pair, rows)]))
+        short = "\n".join([paired_ab.summary(run, verbose=False), *paired_ab.colocation_lines(run, flagged_only=True)])
+        return base, new, figures_mod.benchexec_cost(found, batch), full, short, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
     why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
            "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
-    return base, new, cost, why + ab.summary(run), ab.machines_warning(directory)
+    return base, new, cost, why + ab.summary(run), ab.summary(run, verbose=False), ab.machines_warning(directory)
 
 
-def _report(measured, options, args, ab, compare_mod):
-    """(text in args.format, figures of every command, the export's extra fields)."""
+def _report(measured, options, args, compare_mod):
+    """(text in args.format, figures of every command, the export's extra fields). The text is
+    hyperfine's blocks, the table and the verdict; --verbose adds the method and the design's
+    paragraph, which the JSON always holds."""
     from dataclasses import asdict
 
-    parts, figures, comparison, costs, summaries = [], [], [], [], []
+    parts, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
     for k, (pair, run, directory, rows, sequential) in enumerate(measured):
-        base, new, cost, summary, warning = _sides(pair, run, directory, rows, options, ab)
+        base, new, cost, summary, short, warning = _sides(pair, run, directory, rows, options)
         figures += (base if k == 0 else []) + new
         costs.append(cost)
         summaries.append(summary)
+        methods.append(compare_mod.legend(rows, args.alpha, args.threshold))
         labels = _labels(pair)
         if args.format == "text" or args.format == "markdown":
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
             parts.append("\n".join(filter(None, [warning, output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
-            parts.append(compare_mod.legend(rows, args.alpha, args.threshold) + "\n" + summary
-                         + ("\n\n" + sequential.text if sequential.text else ""))
+            design = (methods[-1] + "\n" + summary) if args.verbose else short
+            parts.append(design + ("\n\n" + sequential.text if sequential.text else ""))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}
                        for r in rows]
     regressed = any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured)
     if args.format in ("text", "markdown"):
         batched = options if not isinstance(measured[0][1], paired_ab.PairedRun) else spec.Options(**measured[0][1].options)
-        parts.append("\n".join(output.cost_lines(costs[0], figures, batched)))
+        parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=args.verbose, verbose=args.verbose)))
         changed = design_changed(measured)
         parts.append(design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
                      else verdict_line(comparison, regressed, args.threshold))
@@ -337,8 +329,9 @@ def _report(measured, options, args, ab, compare_mod):
                      "design_why": getattr(run, "design_why", ""), "reruns": run.reruns,
                      **({"cores": run.cores, "pilot": run.pilot, "colocation": run.colocation, "flagged": run.flagged,
                          "switched": run.switched} if isinstance(run, paired_ab.PairedRun) else {}),
-                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "sequential": sequential.to_dict()}
-                    for (_, run, directory, _, sequential), summary in zip(measured, summaries)],
+                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "method": method,
+                     "sequential": sequential.to_dict()}
+                    for (_, run, directory, _, sequential), summary, method in zip(measured, summaries, methods)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured
                                                                   for path in sorted(directory.glob("**/*.xml"))]},
              "options": options.to_dict()}

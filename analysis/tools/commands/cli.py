@@ -3,16 +3,18 @@
 """
 
 import argparse
+import contextlib
 import datetime
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
 from analysis.core.argtypes import positive_int
 from analysis.core import paths
+from analysis.core.errors import UserError
 from analysis.tools.commands import spec
-
 
 
 def non_negative_int(text):
@@ -35,12 +37,17 @@ def add_command_options(parser):
     group.add_argument("--repeat", type=positive_int, metavar="K",
                        help="K executions per BenchExec run, reported per execution (for commands shorter than "
                             "BenchExec's cost per run; docs/commands.md says the trade-off)")
+    group.add_argument("--ignore-failure", action="store_true", default=None,
+                       help="measure runs whose command exits non-zero too (hyperfine's option); without it such a "
+                            "command stops the run at its first execution, before any measurement")
     group.add_argument("--export-json", type=Path, metavar="FILE", help="hyperfine's JSON plus the kit's fields on the invocations")
     group.add_argument("--export-markdown", type=Path, metavar="FILE", help="hyperfine's Markdown table")
     group.add_argument("--export-csv", type=Path, metavar="FILE", help="hyperfine's CSV columns plus the kit's")
 
 
-COMMAND_ONLY = ("runs", "warmup", "prepare", "parameter_list", "shell", "repeat", "export_json", "export_markdown", "export_csv")
+COMMAND_ONLY = ("runs", "warmup", "prepare", "parameter_list", "shell", "repeat", "ignore_failure", "export_json",
+                "export_markdown", "export_csv")
+EXPORTS = ("export_json", "export_markdown", "export_csv")
 
 
 def given_command_options(args):
@@ -56,7 +63,54 @@ def options_from(args, container=True):
                                 "from another directory (or with --no-container)")
     return spec.Options(runs=args.runs or 10, warmup=args.warmup or 0, prepare=args.prepare or "",
                         shell=args.shell or "sh", repeat=args.repeat or 1, cwd=cwd,
-                        parameters=spec.parse_parameters(args.parameter_list))
+                        parameters=spec.parse_parameters(args.parameter_list), ignore_failure=bool(args.ignore_failure))
+
+
+def check_exports(args):
+    """--export-* files that could not be written once the run is over: said now, in one line."""
+    for name in EXPORTS:
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        option = "--" + name.replace("_", "-")
+        if path.is_dir():
+            raise spec.CommandError(f"{option} {path}: a directory; give a file name")
+        parent = next((p for p in [path.parent, *path.parent.parents] if p.exists()), None)
+        if parent is not None and not (parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)):
+            raise spec.CommandError(f"{option} {path}: {parent} is not a directory this user can write to")
+
+
+def check_new(outdir, manifest, kind):
+    """A new run's --output: not a file, and not holding a run of its own already."""
+    outdir = Path(outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise spec.CommandError(f"--output {outdir}: a file, not a directory")
+    if (outdir / manifest).exists():
+        raise spec.CommandError(f"{outdir}: already holds {kind} run; use --resume or another --output")
+
+
+@contextlib.contextmanager
+def new_directory(outdir):
+    """Around the start of a new run, up to its first invocation: where it fails (one line) or is
+    interrupted there, what it created goes again, so that a wrong invocation leaves nothing
+    behind. What a directory held before stays as it was."""
+    outdir = Path(outdir).resolve()
+    first = outdir
+    while not first.exists() and not first.parent.exists():
+        first = first.parent
+    held = {p.name for p in outdir.iterdir()} if outdir.is_dir() else None
+    try:
+        yield
+    except (UserError, KeyboardInterrupt):
+        from analysis.sweep import steps_loop
+
+        steps_loop.release_all()
+        for path in [first] if held is None else [p for p in outdir.iterdir() if p.name not in held]:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        raise
 
 
 def command_line():
@@ -86,31 +140,44 @@ def add_parser(commands):
         epilog="examples:\n  timekit bench './my-program'\n  timekit bench './build-a/prog' './build-b/prog' --reruns 5 --runs 20\n"
         "  timekit bench -L size 10,100,1000 './prog --size {size}' --export-json out.json\n"
         "  timekit bench --repeat 50 'echo x'      # a command shorter than BenchExec's cost per run",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter, intermixed=True)
     parser.add_argument("commands", nargs="*", metavar="CMD", help="shell command (quote it); omit with --resume")
     parser.add_argument("--reruns", type=positive_int, default=5, help="benchexec invocations (default 5; 2 at least "
                         "to see how far the mean moves between invocations)")
     parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("bench/DATE") + ")")
     parser.add_argument("--resume", action="store_true", help="continue the bench run in --output (default: the latest)")
     parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
+    parser.add_argument("--verbose", action="store_true",
+                        help="the trade-off of --repeat in full, where a command is shorter than BenchExec's cost per run")
     add_command_options(parser)
 
 
 def run(args):
-    from analysis.sweep import steps_loop
+    from analysis.sweep import runner, steps_loop
     from analysis.sweep.model import Interrupted
-    from analysis.tools.commands import bench, report
+    from analysis.tools.commands import bench, first_run, report
 
     if args.resume:
+        if args.commands:
+            raise spec.CommandError("--resume continues the bench run in --output (or the latest) with its own "
+                                    f"commands; give none with it (got {args.commands[0]!r})")
         outdir = (args.output or latest("bench", bench.MANIFEST)).resolve()
+        if not (outdir / bench.MANIFEST).exists():
+            bench.BenchRun.load(outdir)   # its one line, before the lock would create the directory
         steps_loop.hold(outdir)
         record = bench.BenchRun.load(outdir)
     else:
         options = options_from(args, container=not args.no_container)
         commands = spec.expand(args.commands, options)
+        check_exports(args)
         where = paths.user_results()
         outdir = (args.output or where.root / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
-        record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
+        check_new(outdir, bench.MANIFEST, "a bench")
+        runner.build_programs()   # programs/bin/cmdrun
+        first_run.check([(c.text, c.prepare) for c in commands], options, container=not args.no_container)
+        with new_directory(outdir):
+            steps_loop.hold(outdir)
+            record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
     steps_loop.hold(outdir)  # one timekit per directory, from here to the figures
     options = spec.Options(**record.options)
     note = "" if args.resume or args.output else where.note()
@@ -124,7 +191,7 @@ def run(args):
               file=sys.stderr)
         return 130
     commands = [spec.Command(**c) for c in record.commands]
-    text, figures, extra = report.bench_text(outdir, commands, options)
+    text, figures, extra = report.bench_text(outdir, commands, options, verbose=args.verbose)
     redone = steps_loop.redone(record)
     print(text + (f"\n{redone} invocation(s) ran again after being cut short; their files are under incomplete/, "
                   "not counted" if redone else ""))

@@ -21,6 +21,7 @@ DOCTYPE = ('<!DOCTYPE benchmark PUBLIC "+//IDN sosy-lab.org//DTD BenchExec bench
            '"https://www.sosy-lab.org/benchexec/benchmark-2.3.dtd">')
 TOOL = "tool_info.command"
 COLUMNS = ("exec-walltime", "exec-cputime", "exec-user", "exec-sys", "executions")
+EXIT_CODE = "exit-code"   # with --ignore-failure cmdrun exits 0 and says the command's code here
 PAIRED_COLUMNS = ("a-walltime", "a-cputime", "b-walltime", "b-cputime", "logratio-walltime", "logratio-cputime", "pairs")
 RUNS, WARMUP = "run", "warmup"   # the inputs the tasks give (analysis.core.tasks.input_of)
 INPUT_NOTE = ("A repetition of its run definition's command, written by timekit. The command gets this file's path "
@@ -66,6 +67,8 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
         _option(root, "--shell", options.shell)
     if options.repeat > 1:
         _option(root, "--repeat", str(options.repeat))
+    if options.ignore_failure:
+        _option(root, "--ignore-failure")
     if paired:
         _option(root, "--seed", str(paired["seed"]))
         _option(root, "--task-name", "${taskdef_name}")   # each run's repetition number: its own orders
@@ -88,7 +91,7 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
     runs = etree.SubElement(root, "tasks", name="runs")
     etree.SubElement(runs, "include").text = (relative / f"{RUNS}.r*.yml").as_posix()
     columns = etree.SubElement(root, "columns")
-    for title in PAIRED_COLUMNS if paired else COLUMNS:
+    for title in PAIRED_COLUMNS if paired else COLUMNS + ((EXIT_CODE,) if options.ignore_failure else ()):
         etree.SubElement(columns, "column", title=title).text = title
     etree.indent(root, space="  ")
     text = etree.tostring(root.getroottree(), xml_declaration=True, encoding="UTF-8", doctype=DOCTYPE,

@@ -111,10 +111,12 @@ def logs(archive, rundefinition, tasks):
 @functools.lru_cache(maxsize=4096)
 def _runs(archive, rundefinition, tasks):
     """[[Execution]] of the tasks' logs in one archive (a finished invocation's logs do not change:
-    --until-decided reads them once, not at every look)."""
+    --until-decided reads them once, not at every look). The tasks are runs BenchExec counted as
+    done (tool_info.command decides that once): all their executions count, also those that exited
+    non-zero under --ignore-failure."""
     runs = []
     for _, text in logs(archive, rundefinition, tasks):
-        done = [e for e in parse(text) if e.status == 0]
+        done = parse(text)
         if done:
             runs.append(done)
     return runs

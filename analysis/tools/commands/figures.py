@@ -17,10 +17,10 @@ import numpy as np
 
 from analysis.core import validity
 from analysis.core.tasks import input_of
-from analysis.tools.commands.definition import RUNS
+from analysis.tools.commands.definition import EXIT_CODE, RUNS
 
 COLUMNS = {"status", "category", "walltime", "cputime", "exec-walltime", "exec-cputime", "exec-user", "exec-sys",
-           "executions", "returnvalue", "starttime"}
+           "executions", "returnvalue", "starttime", EXIT_CODE}
 
 
 def time_columns(options):
@@ -82,8 +82,10 @@ def _per_invocation(tables, rundefinition, columns):
         left_out += int((counted & ~usable).sum())
         chosen = found.setdefault((table.benchmark, table.date), {})
         for title in (*columns, "exec-user", "exec-sys", "executions", "returnvalue"):
-            values = table.columns.get(title, np.full(len(table), np.nan))[usable]
-            chosen[title] = np.concatenate([chosen.get(title, np.array([])), values])
+            values = table.columns.get(title, np.full(len(table), np.nan))
+            if title == "returnvalue" and EXIT_CODE in table.columns:   # --ignore-failure: cmdrun exited 0 for it
+                values = np.where(np.isfinite(table.columns[EXIT_CODE]), table.columns[EXIT_CODE], values)
+            chosen[title] = np.concatenate([chosen.get(title, np.array([])), values[usable]])
     return dict(sorted(found.items(), key=lambda item: (item[0][1], item[0][0]))), left_out
 
 

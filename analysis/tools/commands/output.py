@@ -39,16 +39,25 @@ def block(title, f):
     if f.reruns >= 2:
         lines.append(
             f"  Invocations:         means {duration(min(f.rerun_means), unit)} … {duration(max(f.rerun_means), unit)}; "
-            f"95 % CI of the mean {duration(f.rerun_ci[0], unit)} … {duration(f.rerun_ci[1], unit)}; CV between "
-            f"{fmt.pct(f.cv_between, 1)}, within {fmt.pct(f.cv_within, 1)} "
-            f"({fmt.pct(f.between_share, 0)} of the variance between invocations)")
+            f"95 % CI of the mean {duration(f.rerun_ci[0], unit)} … {duration(f.rerun_ci[1], unit)}; "
+            f"CV {_pct(f.cv_within)} within an invocation, {_pct(f.cv_between)} between invocations "
+            f"({_pct(f.between_share, 0)} of the variance)")
     else:
         lines.append("  Invocations:         one: how far the mean moves between invocations is not measured")
+    failing = sorted({c for c in f.exit_codes if c})
     if f.left_out:
-        failing = sorted({c for c in f.exit_codes if c})
         lines.append(f"  Left out:            {f.left_out} run(s) that did not finish normally"
                      + (f" (exit codes {', '.join(map(str, failing))})" if failing else ""))
+    elif failing:   # --ignore-failure: counted, and said so
+        lines.append(f"  Exit codes:          {sum(1 for c in f.exit_codes if c)} of {len(f.exit_codes)} run(s) exited "
+                     f"non-zero ({', '.join(map(str, failing))}), measured as --ignore-failure asks")
     return "\n".join(lines)
+
+
+def _pct(fraction, digits=1):
+    """'4.2 %' (the output's form: a space before the unit, as in '95 %')."""
+    text = fmt.pct(fraction, digits)
+    return text[:-1] + " %" if text.endswith("%") else text
 
 
 def relative(figures, paired=False):
@@ -98,18 +107,23 @@ def summary(figures, paired=False):
     return "\n".join(lines)
 
 
-def cost_lines(cost, figures, options):
-    """BenchExec's cost per run here, and plain words where a command is shorter than that."""
+def cost_lines(cost, figures, options, here=True, verbose=True):
+    """BenchExec's cost per run here (`here`), and plain words where a command is shorter than
+    that (in full with `verbose`, else its advice in one sentence)."""
     if not math.isfinite(cost.per_run):
         return []
     inside = (f"; its walltime holds {duration(cost.in_walltime)} more than cmdrun's timing of the command "
               "(cmdrun's fork and the start inside the container)" if math.isfinite(cost.in_walltime) else "")
     lines = [f"BenchExec here: {duration(cost.per_run)} around each run (median gap between one run's end and the "
-             f"next one's start, over {cost.gaps} gaps){inside}."]
+             f"next one's start, over {cost.gaps} gaps){inside}."] if here else []
     for f in figures:
         if options.repeat > 1 or f.mean >= cost.per_run:
             continue
         k = max(2, math.ceil(cost.per_run / max(f.mean, 1e-6)))
+        if not verbose:
+            lines.append(f"note: {f.command} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} "
+                         f"around each run; --repeat {k} runs it {k} times inside one run (--verbose: the trade-off)")
+            continue
         lines.append(
             f"note: {f.command} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} around "
             "each run: most of the time goes to BenchExec" + (

@@ -33,7 +33,7 @@ from analysis.core.errors import UserError
 from analysis.machine import environment
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.commands import definition, executions
+from analysis.tools.commands import definition, executions, progress
 from analysis.tools.commands.spec import Options
 
 MANIFEST = "paired.json"
@@ -265,8 +265,8 @@ def run_pending(run, outdir, out=sys.stderr):
 
         def after(step):
             done = sum(s.status == "done" for s in run.steps)
-            print(f"  invocation {step.rerun}: {counts[step.name].runs} runs of {run.batch['pairs_per_run']} pair(s) in "
-                  f"{step.seconds:.1f} s ({done}/{len(run.steps)} invocations)", file=out, flush=True)
+            progress.lines(out).invocation(f"  invocation {step.rerun}: {counts[step.name].runs} runs of "
+                                           f"{run.batch['pairs_per_run']} pair(s) in {step.seconds:.1f} s", done, len(run.steps))
 
         steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, PairedError, after, out)
 
@@ -329,13 +329,17 @@ def watch(run, found, threshold, outdir, out=sys.stderr):
     run.save(outdir)
 
 
-def colocation_lines(run):
-    """The co-location check's lines for the output (none for a run that never was co-located)."""
+def colocation_lines(run, flagged_only=False):
+    """The co-location check's lines for the output (none for a run that never was co-located;
+    `flagged_only`: only where the check changed where the verdict comes from)."""
     from analysis.tools.commands import colocation
 
     lines = []
     for name, data in (run.colocation.get("checks") or {}).items():
-        found = colocation.render(colocation.Check.from_dict(data))
+        check = colocation.Check.from_dict(data)
+        if flagged_only and not check.flagged:
+            continue
+        found = colocation.render(check)
         lines += [f"{name}: {found[0]}", *found[1:]] if len(run.colocation["checks"]) > 1 else found
     if run.switched:
         lines.append(f"  invocations {run.switched} to {run.reruns} ran as blocks (both sides back to back)")
@@ -517,9 +521,17 @@ def report(run, rows, alpha, threshold, outdir):
     return "\n".join(lines)
 
 
-def summary(run):
-    """One line: the design that ran and why its verdict holds."""
+def summary(run, verbose=True):
+    """One line: the design that ran (verbose: and why its verdict holds), and why it stopped."""
     b = run.batch
+    if not verbose:
+        how = {"duet": "both sides at once on two cores", "interleaved": "both sides at once on one core"}.get(
+            run.design, "back to back" + (f" on {run.cores} cores" if run.cores > 1 else ""))
+        chosen = " (auto)" if run.design_why.startswith("auto: ") else f" ({run.design_why})" if run.design_why else ""
+        redone = steps_loop.redone(run)
+        return (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b['runs']} BenchExec run(s) of "
+                f"{b['pairs_per_run']} pair(s), {how}" + (f"; {redone} invocation(s) run again after being cut short"
+                                                           if redone else "") + (f"; {run.stopped}" if run.stopped else ""))
     how = {"duet": "both sides at once on two cores, swapped every other pair",
            "interleaved": "both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side "
                           "first in half the pairs; their CPU times compared"}.get(run.design) or (

@@ -27,13 +27,13 @@ def blocks(figures, titles):
     return "\n\n".join(output.block(title, f) for title, f in zip(titles, figures))
 
 
-def bench_text(directory, commands, options):
+def bench_text(directory, commands, options, verbose=True):
     """(text, figures, the export's extra fields) of a finished bench directory."""
     figures, cost = measured(directory, commands, options)
     parts = [blocks(figures, [f"Benchmark {k}" for k in range(1, len(figures) + 1)])]
     if len(figures) > 1:
         parts.append(output.summary(figures, paired=True))
-    parts.append("\n".join(output.cost_lines(cost, figures, options)))
+    parts.append("\n".join(output.cost_lines(cost, figures, options, verbose=verbose)))
     parts.append(f"definition: {directory}/bench.xml (an ordinary BenchExec definition: from the kit's checkout, "
                  f"benchexec {directory}/bench.xml reruns it)")
     extra = {"benchexec": {**cost.to_dict(), "definition": f"{directory}/bench.xml", "directory": str(directory)},

@@ -30,6 +30,7 @@ class Options:
     repeat: int = 1           # executions per BenchExec run (--repeat K)
     cwd: str = ""             # where the commands run: the directory timekit was started in
     parameters: list = field(default_factory=list)  # [[name, [values]]], in the order given
+    ignore_failure: bool = False   # hyperfine's --ignore-failure: runs that exit non-zero are measured
 
     @property
     def timed_by_cmdrun(self):

@@ -13,7 +13,6 @@ log ratios: the first says how many pairs an invocation needs, the second how ma
 """
 
 import math
-import re
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from analysis.tools.commands import executions
 from analysis.tools.compare.repeated import MERGED_INPUTS, Result, Row, _judged
 
 UNIT = "pair"
-CHUNK = r"\.chunk\d+"   # the suffix of a run definition's chunk of the task set (analysis.tools.ab_blocks)
+SIDES = ("base", "new")
 
 
 def chosen_pairs(invocation, alone):
@@ -103,11 +102,26 @@ def row_of(rundefinition, input, column, logs, a, b, within=math.nan):
                cv_within=within, cv_between=sd, pair_ratios=[float(math.exp(x)) for x in logs])
 
 
-def definition_rows(tables, names, columns, alpha, threshold):
+def merged_names(name, chunks=None):
+    """{run definition of the merged definition: side} for run definition `name` of both sides:
+    ab_blocks names them SIDE.NAME, or SIDE.NAME.chunkC (C = 1..chunks) where it cuts the task
+    sets; chunks None: either (a record's BlocksRun.chunks says which)."""
+    from analysis.tools.ab_chunks import CHUNKS
+
+    out = {}
+    if chunks is None or chunks <= 1:
+        out.update({f"{side}.{name}": side for side in SIDES})
+    if chunks is None or chunks > 1:
+        out.update({f"{side}.{name}.chunk{c}": side for side in SIDES for c in range(1, (chunks or CHUNKS) + 1)})
+    return out
+
+
+def definition_rows(tables, names, columns, alpha, threshold, chunks=None):
     """compare's Result for two definitions merged into one (analysis.tools.ab_blocks): per run
     definition and column, each invocation's log ratio is the mean over the inputs both sides
     measured validly in it of ln(mean new / mean base) (a task set: the log geometric mean of the
-    per-task ratios; repetitions of one input: the log ratio of their means)."""
+    per-task ratios; repetitions of one input: the log ratio of their means). `chunks`: the
+    record's (merged_names)."""
     invocations = {}
     for table in tables:
         invocations.setdefault((table.date, table.benchmark), []).append(table)
@@ -115,7 +129,7 @@ def definition_rows(tables, names, columns, alpha, threshold):
     def row_or_reason(name, column):
         logs, a, b = [], [], []
         for key in sorted(invocations):
-            sides = _side_values(invocations[key], name, column)
+            sides = _side_values(invocations[key], merged_names(name, chunks), column)
             common = sorted(sides["base"].keys() & sides["new"].keys())
             if common:
                 logs.append(float(np.mean([math.log(np.mean(sides["new"][i]) / np.mean(sides["base"][i])) for i in common])))
@@ -141,16 +155,16 @@ def _result(columns, names, row_or_reason, alpha, threshold):
     return _judged(Result(rows, not_compared), alpha, threshold)
 
 
-def _side_values(tables, name, column):
-    """{"base"|"new": {input: [valid positive values]}} of run definition `name` in one invocation."""
+def _side_values(tables, merged, column):
+    """{"base"|"new": {input: [valid positive values]}} of one run definition in one invocation;
+    merged: its run definitions' sides (merged_names)."""
     from analysis.core import validity
     from analysis.core.tasks import input_of
 
-    found = {"base": {}, "new": {}}
+    found = {side: {} for side in SIDES}
     for table in tables:
-        side, _, rundefinition = table.rundefinition.partition(".")
-        ours = rundefinition == name or re.fullmatch(re.escape(name) + CHUNK, rundefinition)   # or a chunk of it (ab_blocks)
-        if not ours or side not in found or column not in table.columns:
+        side = merged.get(table.rundefinition)
+        if side is None or column not in table.columns:
             continue
         usable = validity.of_column(table, column, table.valid()).usable
         for task, value, ok in zip(table.tasks.tolist(), table.columns[column].tolist(), usable.tolist()):
@@ -159,9 +173,9 @@ def _side_values(tables, name, column):
     return found
 
 
-def definition_log_series(tables, names, columns):
+def definition_log_series(tables, names, columns, chunks=None):
     """[(label, per-invocation log ratios, runs per invocation)] as definition_rows forms them."""
-    result = definition_rows(tables, names, columns, 0.05, 0.0)
+    result = definition_rows(tables, names, columns, 0.05, 0.0, chunks)
     return [(f"{r.rundefinition} / {r.input} ({r.column})", np.log(np.array(r.pair_ratios)), [0] * len(r.pair_ratios))
             for r in result.rows]
 

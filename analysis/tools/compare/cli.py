@@ -46,15 +46,34 @@ def add_parser(commands):
     paired_output.add_arguments(compare)
 
 
+AB_BOTH_SIDES = (("paired.json", "a paired design"), ("blocks.json", "the blocks design"))   # ab's manifests
+
+
+def _ab_side_missing(path):
+    """One line for base/ or new/ of an A/B run whose design holds both sides in every invocation."""
+    for manifest, design in AB_BOTH_SIDES:
+        if path.name in ("base", "new") and not path.exists() and (path.parent / manifest).exists():
+            raise UserError(f"{path}: no such directory: the A/B run in {path.parent} ran under {design}, which holds "
+                            f"base and new in every invocation (no base/ and new/); timekit ab --resume --output "
+                            f"{path.parent} prints its verdict again, and --design separate writes base/ and new/")
+
+
 def run(args):
     from analysis.core.results import machines
     from analysis.sweep.load import load_tables
     from analysis.tools.compare import repeated as compare_mod
 
+    for path in (args.base, args.new):
+        _ab_side_missing(path)
     columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     wanted = {"status", "category", "host", *columns} | paired_output.wanted_columns(args.columns)
     base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
     new = load_tables(args.new, wanted)[:2]
+    for column in args.columns or ():   # a misspelled column is bad input, not "nothing compared"
+        if not any(column in t.columns or column in t.text_columns for t in [*base[0], *new[0]]):
+            raise UserError(f"--column {column}: no result file of {args.base} or {args.new} has that column "
+                            "(BenchExec's own are cputime, walltime, memory; others are the titles of the "
+                            "definition's <column> elements)")
     measured = {"base": machines.of_tables(base[0]), "new": machines.of_tables(new[0])}
     warning = machines.warning(measured["base"], measured["new"])
     if warning:  # before the table; on stderr where stdout is JSON

@@ -25,6 +25,7 @@ import re
 import numpy as np
 
 from analysis.core import validity
+from analysis.core.argtypes import benchexec_seconds
 
 CORRECT, WRONG, TIMEOUT, OUT_OF_MEMORY, ERROR, FINISHED = range(6)
 OUTCOMES = ("correct", "wrong", "timeout", "out of memory", "error/unknown", "finished")
@@ -33,8 +34,6 @@ MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 DEFAULT_COLUMNS = ("cputime", "walltime", "memory")
 MIN_CPUTIME = 0.5          # s: tasks faster than this (geometric mean of both sides) are left out
 _REPETITION = re.compile(r"\.r\d+\.yml$")  # the kit's repetition tasks (analysis.core.tasks)
-_LIMIT = re.compile(r"^\s*([0-9.]+)\s*(s|min|h)?\s*$")
-_LIMIT_UNITS = {"s": 1.0, None: 1.0, "min": 60.0, "h": 3600.0}
 MAX_LISTED = 20   # task names listed per kind (only-in-base, newly wrong ...)
 
 
@@ -98,8 +97,8 @@ def scores(table, codes):
 
 def time_limit(table):
     """The run set's CPU time limit in seconds (BenchExec's timelimit attribute), NaN if none."""
-    match = _LIMIT.match(table.attributes.get("timelimit", ""))
-    return float(match.group(1)) * _LIMIT_UNITS[match.group(2)] if match else float("nan")
+    seconds = benchexec_seconds(table.attributes.get("timelimit"))
+    return float("nan") if seconds is None else seconds
 
 
 def one_run_per_task(tables) -> bool:

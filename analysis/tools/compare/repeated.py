@@ -273,15 +273,22 @@ def legend(rows, alpha, threshold):
     return text
 
 
-def render(result, fmt, alpha, threshold, labels=None):
-    """`labels`: what to print for a run definition (an ab folder's commands, 'base → new')."""
+def as_data(result, alpha, threshold, labels=None):
+    """What `--format json` prints, as data (`timekit ab` adds its own fields before rendering it)."""
+    rows = result.rows
+    return {"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
+            "not_compared": result.not_compared, "nothing_compared": result.nothing,
+            "regression": regressed(rows), "method": legend(rows, alpha, threshold),
+            **({"labels": labels} if labels else {})}
+
+
+def render(result, fmt, alpha, threshold, labels=None, method=True):
+    """`labels`: what to print for a run definition (an ab folder's commands, 'base → new');
+    `method`: the text ends with the paragraph on how the rows were computed (JSON always has it)."""
     rows = result.rows
     note = legend(rows, alpha, threshold)
     if fmt == "json":
-        return json.dumps({"alpha": alpha, "threshold": threshold, "rows": [asdict(r) for r in rows],
-                           "not_compared": result.not_compared, "nothing_compared": result.nothing,
-                           "regression": regressed(rows), "method": note,
-                           **({"labels": labels} if labels else {})}, indent=2, default=str)
+        return json.dumps(as_data(result, alpha, threshold, labels), indent=2, default=str)
     tail = "".join(f"\n{line}" for line in result.not_compared)
     if result.nothing:
         return NOTHING + tail
@@ -297,4 +304,4 @@ def render(result, fmt, alpha, threshold, labels=None):
     else:
         widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-    return first + "\n".join(lines) + (f"\n{tail}" if tail else "") + f"\n\n{note}"
+    return first + "\n".join(lines) + (f"\n{tail}" if tail else "") + (f"\n\n{note}" if method else "")

@@ -10,13 +10,13 @@ the others' results.
 """
 
 import math
-import re
 import shlex
 import sys
 from pathlib import Path
 
 from lxml import etree
 
+from analysis.core.argtypes import benchexec_seconds
 from analysis.core.paths import REPO, RESULTS
 from analysis.sweep.model import MANIFEST as SWEEP_MANIFEST
 from analysis.sweep.model import Sweep, SweepError, now
@@ -26,15 +26,6 @@ from analysis.tools.fleet.status import node_states
 
 MARGIN_SECONDS = 600  # set-up (build, lint), table-generator pages and the node's report
 SLOWER_NODES = 2.0  # a node may be this much slower than the sweeps the estimate comes from
-_DURATION = re.compile(r"^\s*([0-9.]+)\s*(s|sec|min|h)?\s*$")
-
-
-def _seconds(text):
-    match = _DURATION.match(text or "")
-    if not match:
-        return None
-    return float(match.group(1)) * {"min": 60, "h": 3600}.get(match.group(2), 1)
-
 
 def _runs(experiment, preset, cpus, sockets):
     """Runs of the whole sweep on a node with `cpus` CPUs (core-heterogeneity: one step per core)
@@ -75,7 +66,7 @@ def time_limit(experiment, preset, cpus, roots=(RESULTS,), sockets=1):
         seconds, how = SLOWER_NODES * runs * per_run, f"{runs} runs x {per_run:.3g} s per run in earlier sweeps x {SLOWER_NODES:g}"
     else:
         root = etree.parse(str(experiment.benchmark), etree.XMLParser(load_dtd=False, no_network=True)).getroot()
-        bound = _seconds(root.get("hardtimelimit")) or _seconds(root.get("timelimit")) or 900
+        bound = benchexec_seconds(root.get("hardtimelimit")) or benchexec_seconds(root.get("timelimit")) or 900
         seconds, how = runs * bound, f"{runs} runs x {bound:g} s (the definition's time limit per run; no earlier sweep)"
     return math.ceil((seconds + MARGIN_SECONDS) / 60), f"{how} + {MARGIN_SECONDS // 60} min for set-up and report"
 

@@ -8,8 +8,8 @@ import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
-from analysis.core.argtypes import probability
-from analysis.tools.plan.args import duration, effect_size
+from analysis.core.argtypes import duration, probability
+from analysis.tools.plan.args import effect_size
 
 
 def add_parser(commands):

@@ -40,7 +40,7 @@ def series_of(path, columns):
         series = blocks.log_series(found, run.rundefinitions, paired_ab.columns_of(columns, run.design))
     else:
         run = ab_blocks.BlocksRun.load(path)
-        series = blocks.definition_log_series(found, run.names, columns or ("cputime", "walltime"))
+        series = blocks.definition_log_series(found, run.names, columns or ("cputime", "walltime"), run.chunks)
     done = [s.seconds for s in run.steps if s.status == "done"]
     return run.design, [(label, logs) for label, logs, _ in series], float(np.mean(done)) if done else math.nan
 

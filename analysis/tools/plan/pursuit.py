@@ -1,19 +1,15 @@
 """
-Give up what the budget cannot decide.
+Give up what the budget cannot decide, so that rounds are not spent on claims whose estimate sits
+too near their bound for any M the budget allows (the runs that showed it: docs/calibration.md).
 
-A 15-minute run of time-apis spent most of its rounds on claims whose estimate sat so near their
-bound that no M the budget allowed could decide them, while the claims that could be decided had
-been decided early. From look M = GIVE_UP_FROM on, a claim is no longer waited for when even an
-optimistic forecast needs more reruns than the budget allows: its estimate one standard error
-further from the bound (nearer a decision) than now, its SE shrinking as 1/sqrt(M), and the
-interval at the claim's own level (the final look tests at nearly that; earlier looks are
-wider), and its spread at the 90 % lower confidence bound of the standard deviation (chi-square
-on M - 1 df): at M = 5 the sample SD can be 1.4 x the true one by chance alone, and one disturbed
-invocation among five (the VM's host took half a core from five runs of one invocation of a
-15-minute run here: its ratio read 1.5) inflates it far more, so a forecast from today's SD gave
-claims up at M = 5 that fewer reruns, if like the others, might have decided. The loop stops
-when no claim that can still be decided waits. Giving up changes no verdict and no level: the
-claim is still judged at every look, and is recorded if a look decides it; it only no longer
+From look M = GIVE_UP_FROM on, a claim is no longer waited for when even an optimistic forecast
+needs more reruns than the budget allows: its estimate one standard error further from the bound
+(nearer a decision) than now, its SE shrinking as 1/sqrt(M), the interval at the claim's own level
+(the final look tests at nearly that; earlier looks are wider), and its spread at the 90 % lower
+confidence bound of the standard deviation (chi-square on M - 1 df): at M = 5 the sample SD can be
+1.4 x the true one by chance alone, and one disturbed invocation inflates it far more. The loop
+stops when no claim that can still be decided waits. Giving up changes no verdict and no level:
+the claim is still judged at every look, and is recorded if a look decides it; it only no longer
 keeps rounds going.
 
 The forecast starts from the finding's `decide` field, where the verdict policy put what would

@@ -10,16 +10,19 @@ is confirmed or refuted; "not testable here" and inconclusive are not.
 
 from __future__ import annotations
 
-import re
-
 from analysis.core.report import Table
 
 DECIDED = ("confirmed", "refuted")
 
 
-def short(claim):
-    """A claim without its source in parentheses, for a table cell."""
-    return re.sub(r"\s*\([^()]*\)$", "", claim)
+def short_forms(findings):
+    """{claim or record key: the finding's claim without its source (Finding.short), for a table
+    cell}, so that a claim sweep.json recorded as text is shown from its finding's fields; a claim
+    no finding has any more is shown whole."""
+    out = {}
+    for f in findings:
+        out[f.claim] = out[key(f)] = f.short
+    return out
 
 
 def _decided(verdicts):
@@ -48,12 +51,13 @@ def recorded(mapping, finding):
 
 
 def _preset_sentence(preset, findings):
+    short = short_forms(findings).get
     before = set(_decided(preset["verdicts"]))
     claims = {**preset.get("claims", {}), **{key(f): f.claim for f in findings}}
     before_claims = {claims.get(k, k) for k in before}
     now = {f.claim: f.verdict for f in findings if f.verdict in DECIDED}
-    gained = [f"{short(c)} ({v})" for c, v in now.items() if c not in before_claims and c not in before]
-    lost = [short(claims.get(k, k)) for k in before if claims.get(k, k) not in now]
+    gained = [f"{short(c, c)} ({v})" for c, v in now.items() if c not in before_claims and c not in before]
+    lost = [short(k, claims.get(k, k)) for k in before if claims.get(k, k) not in now]
     text = (f"Against the preset's design on the same data: its M = {preset['reruns']} reruns, judged at the claims' "
             f"fixed levels before the first look, decide {len(before)} of the claims")
     text += f"; decided here beyond it: {'; '.join(gained)}." if gained else "; the budget decided none beyond it."
@@ -66,10 +70,11 @@ def _preset_sentence(preset, findings):
 def paragraphs(record, findings, reruns):
     """The paragraphs that head the section of a sequential sweep: the rule and why it stopped,
     what it decided, and what the budget added to the preset's design."""
+    short = short_forms(findings).get
     decided = {f.claim: f for f in findings if f.verdict in DECIDED}
     at_looks = {d.get("claim", k): d for k, d in record.get("decided", {}).items()}
-    kept = [f"{short(c)} ({d['verdict']} at M = {d['reruns']})" for c, d in at_looks.items() if c in decided]
-    once = [f"{short(c)} ({f.verdict})" for c, f in decided.items() if c not in at_looks]
+    kept = [f"{short(c, c)} ({d['verdict']} at M = {d['reruns']})" for c, d in at_looks.items() if c in decided]
+    once = [f"{f.short} ({f.verdict})" for c, f in decided.items() if c not in at_looks]
     looks = record.get("looks", [])
     spent = looks[-1]["seconds"] / 60 if looks and "seconds" in looks[-1] else float("nan")
     rule = (f"Decide, then stop (--until-decided, a budget of {record.get('budget_seconds', 0) / 60:.0f} min): a look "
@@ -84,18 +89,20 @@ def paragraphs(record, findings, reruns):
     given_up = {c: g for c, g in given_up.items() if c not in decided}  # a look may decide it later
     if given_up:
         outcome += " Not pursued: " + "; ".join(
-            f"{short(c)} (from M = {g['reruns']}, " + (f"needs about M = {g['needed']}" if g.get("needed") else
+            f"{short(c, c)} (from M = {g['reruns']}, " + (f"needs about M = {g['needed']}" if g.get("needed") else
                                                        "no M decides it") + f", the budget allowed {g['allowed']})"
             for c, g in given_up.items()) + "."
     return [rule, outcome] + ([_preset_sentence(record["preset"], findings)] if record.get("preset") else [])
 
 
-def looks_table(record):
-    """One row per look: M, the budget's share spent, minutes, what it decided and gave up."""
+def looks_table(record, findings=()):
+    """One row per look: M, the budget's share spent, minutes, what it decided and gave up (the
+    claims without their sources, from their findings)."""
+    short = short_forms(findings).get
     rows = [[look["reruns"], f"{100 * look['share']:.0f} %" + (" (final)" if look.get("final") else ""),
              round(look.get("seconds", float("nan")) / 60, 1), look.get("undecided"),
-             "; ".join(short(c) for c in look.get("decided", [])) or None,
-             "; ".join(short(c) for c in look.get("given_up", [])) or None]
+             "; ".join(short(c, c) for c in look.get("decided", [])) or None,
+             "; ".join(short(c, c) for c in look.get("given_up", [])) or None]
             for look in record.get("looks", [])]
     return Table(title="Decide, then stop: the looks", columns=["look at M", "budget spent", "minutes", "still waiting",
                                                                  "decided at this look", "given up at this look"],

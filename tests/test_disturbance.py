@@ -203,3 +203,79 @@ def test_the_recorded_demo_names_the_rerun_that_ran_at_twice_its_wall_time_and_s
     assert not {t.path.name for t in loaded.tables} & set(mark.step.result_files)
     for experiment in ("time-apis", "core-heterogeneity", "os-microbench", "scheduling-noise", "memory-bandwidth"):
         assert not load(REPO / "tests" / "data" / "recorded-demo" / experiment, {"status"}).disturbed
+
+
+def _paired_running(directory, name):
+    try:
+        steps = json.loads((directory / "paired.json").read_text())["steps"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return any(s["name"] == name and s["status"] == "running" for s in steps)
+
+
+@pytest.mark.timing
+def test_ab_sets_an_invocation_that_met_a_busy_loop_aside_and_says_so(programs, scratch, monkeypatch):
+    """`timekit ab` on a command against itself, five invocations as blocks; another job runs
+    during the second only. Its line says so, the verdict rests on the other four."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    spin = REPO / "programs" / "bin" / "spin"
+    out = scratch / "ab"
+    env = {k: v for k, v in os.environ.items() if k != disturbance.LEVEL_VARIABLE}
+    ab = subprocess.Popen([sys.executable, "-m", "analysis.cli", "ab", f"{spin} 20000", f"{spin} 20000", "--design", "blocks",
+                           "--reruns", "5", "--output", str(out), "--export-json", str(scratch / "ab.json")],
+                          cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert _wait_for(lambda: _paired_running(out, "rerun2"), 120)
+        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
+        try:
+            _wait_for(lambda: not _paired_running(out, "rerun2"), 120)
+        finally:
+            loop.kill()
+            loop.wait()
+        output, _ = ab.communicate(timeout=300)
+    finally:
+        ab.kill()
+    assert ab.returncode == 0, output
+    line = next(line for line in output.splitlines() if line.lstrip().startswith("invocation 2:"))
+    assert "disturbed from outside" in line and f"(pid {loop.pid})" in line and "set aside (2/5 invocations)" in line
+    assert "1 of 5 benchexec invocations disturbed from outside, set aside" in output
+    data = json.loads((scratch / "ab.json").read_text())
+    assert data["ab"][0]["disturbed"] == ["rerun2"] and data["busy_from_outside"] == []
+    cpu = next(r for r in data["comparison"] if r["column"] == "exec-cputime")
+    assert cpu["reruns_base"] == cpu["reruns_new"] == 4, cpu  # the four quiet invocations only
+
+
+RECORDED_AB = REPO / "tests" / "data" / "recorded-disturbed" / "ab"
+
+
+def _ab_report(directory):
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", "--resume", "--output", str(directory),
+                           "--export-json", str(directory / "out.json")], cwd=REPO, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr, json.loads((directory / "out.json").read_text())
+
+
+@pytest.mark.unit
+def test_recorded_ab_sets_its_disturbed_invocation_aside_and_too_many_leave_it_undecided(scratch, monkeypatch):
+    """Recorded: `timekit ab` of spin against itself as blocks, five invocations, a busy loop in
+    another session during invocation 2 (1.01 CPUs of outside work). Reported again (--resume of
+    the finished run), the row rests on the other four; with invocations 1 and 3 marked busy too,
+    three of five are disturbed: no verdict, exit 3, and the line says to rerun on a quiet machine."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    copy = scratch / "ab"
+    shutil.copytree(RECORDED_AB, copy)
+    code, text, data = _ab_report(copy)
+    assert code == 0, text
+    assert data["ab"][0]["disturbed"] == ["rerun2"] and data["busy_from_outside"] == []
+    assert "1 of 5 benchexec invocations disturbed from outside, set aside" in text
+    assert {r["reruns_base"] for r in data["comparison"]} == {4}
+    manifest = json.loads((copy / "paired.json").read_text())
+    for step in manifest["steps"]:
+        if step["name"] in ("rerun1", "rerun3"):
+            step["disturbance"]["outside"] = step["disturbance"]["seconds"]
+    (copy / "paired.json").write_text(json.dumps(manifest))
+    code, text, data = _ab_report(copy)
+    assert code == 3, text
+    verdict = [line for line in text.splitlines() if line.startswith("verdict:")]
+    assert len(verdict) == 1 and verdict[0].startswith("verdict: undecided:")
+    assert "the machine was busy from outside during invocations 1-3" in verdict[0] and "rerun on a quiet machine" in verdict[0]
+    assert len(data["busy_from_outside"]) == 1

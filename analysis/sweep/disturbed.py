@@ -33,7 +33,7 @@ class Mark:
     def describe(self):
         said = [self.step.disturbance.describe()] if self.outside else []
         if np.isfinite(self.wall_cpu):
-            said.append(f"wall / CPU {self.wall_cpu:.2f} against {self.usual:.2f} in the other reruns")
+            said.append(f"wall / CPU {self.wall_cpu:.2f} against {self.usual:.2f} in the others")
         return f"{self.step.name}: {', '.join(said)}"
 
 
@@ -42,6 +42,7 @@ class Disturbed:
     marks: tuple  # Marks, in the order the steps ran
     done: int  # done steps of the sweep
     too_many: bool  # a condition lost every rerun, or more than half the invocations are disturbed
+    unit: str = "rerun"  # what a step is called in the text: a sweep's rerun, an A/B run's invocation
 
     def __bool__(self):
         return bool(self.marks)
@@ -54,10 +55,10 @@ class Disturbed:
         """'rerun 2' or 'reruns 1-2' or 'reruns 1, 3': which reruns met outside work."""
         found = sorted({mark.step.rerun for mark in self.marks})
         if len(found) == 1:
-            return f"rerun {found[0]}"
+            return f"{self.unit} {found[0]}"
         if found == list(range(found[0], found[-1] + 1)):
-            return f"reruns {found[0]}-{found[-1]}"
-        return "reruns " + ", ".join(map(str, found))
+            return f"{self.unit}s {found[0]}-{found[-1]}"
+        return f"{self.unit}s " + ", ".join(map(str, found))
 
     def each(self, shown=4):
         text = "; ".join(mark.describe() for mark in self.marks[:shown])
@@ -66,7 +67,7 @@ class Disturbed:
     def set_aside_line(self):
         return (f"{len(self.marks)} of {self.done} benchexec invocations disturbed from outside, set aside "
                 f"(more than {LEVEL:g} CPUs of other work on average, or wall / CPU beyond "
-                f"{WALL_CPU_FACTOR:g} times the other reruns'): {self.each()}.")
+                f"{WALL_CPU_FACTOR:g} times the other {self.unit}s'): {self.each()}.")
 
     def busy(self):
         """The reason in short: 'the machine was busy from outside during reruns 1-2'."""
@@ -76,9 +77,9 @@ class Disturbed:
         return f"{self.busy()}: {len(self.marks)} of {self.done} invocations are disturbed ({self.each()})"
 
 
-def of(sweep, tables=(), conditions=None):
-    """The Disturbed of a sweep; `tables` (RunTables with cputime and walltime) and `conditions`
-    (result file name -> step) give the wall / CPU sign."""
+def of(sweep, tables=(), conditions=None, unit="rerun"):
+    """The Disturbed of a sweep (or another steps manifest); `tables` (RunTables with cputime and
+    walltime) and `conditions` (result file name -> step) give the wall / CPU sign."""
     done = [step for step in sweep.steps if step.status == "done"]
     meant = {step.name for step in done if step.disturbance is not None and not step.disturbance.judged}
     slow = {name: found for name, found in _wall_cpu_outliers(tables, conditions or {}).items() if name not in meant}
@@ -89,7 +90,7 @@ def of(sweep, tables=(), conditions=None):
     for step in done:
         groups.setdefault((step.condition, step.load), []).append(step.name in hit)
     too_many = bool(marks) and (2 * len(marks) > len(done) or any(all(g) for g in groups.values()))
-    return Disturbed(marks, len(done), too_many)
+    return Disturbed(marks, len(done), too_many, unit)
 
 
 def _wall_cpu_outliers(tables, conditions):

@@ -30,17 +30,17 @@ def load(path, columns=None):
     return Loaded(results.load_results([path], columns), {}, None, None, [])
 
 
-def of_record(directory, record, columns=None):
+def of_record(directory, record, columns=None, unit="rerun"):
     """The Loaded of the result files a manifest's steps list (a sweep's, `ab`'s): the invocations
     that met outside work are left out, unless so many did that the report must say so instead
-    (analysis.sweep.disturbed)."""
+    (analysis.sweep.disturbed); `unit` names a step in the text ('rerun', 'invocation')."""
     files, conditions = [], {}
     for step in record.steps:
         for name in step.result_files:
             files.append(Path(directory) / name)
             conditions[name] = step
     tables = results.load_results(files, None if columns is None else set(columns) | WALL_CPU)
-    found = disturbed.of(record, tables, conditions)
+    found = disturbed.of(record, tables, conditions, unit)
     out = [t for t in tables if conditions[t.path.name].name in found.names] if not found.too_many else []
     return Loaded([t for t in tables if t not in out], conditions, record, found, out)
 

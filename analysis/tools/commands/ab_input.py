@@ -147,6 +147,8 @@ def run(args, commands=None, outdir=None):
     text, figures, extra = _report(measured, options, args, compare_mod)
     print(text)
     report.export(args, figures, extra)
+    if busy(measured):
+        return compare_mod.NOTHING_COMPARED
     if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured):
         return 1
     if design_changed(measured):
@@ -270,6 +272,17 @@ def design_changed(measured):
             if isinstance(run, paired_ab.PairedRun) and paired_ab.undecided_by_design(run)]
 
 
+def busy(measured):
+    """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
+    them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
+    return [f"{pair['base']} → {pair['new']}: {paired_ab.busy(run, directory)}" for pair, run, directory, *_ in measured
+            if isinstance(run, paired_ab.PairedRun) and paired_ab.busy(run, directory)]
+
+
+def busy_line(found, exit_code):
+    return f"verdict: undecided: {'; '.join(found)}; rerun on a quiet machine (exit {exit_code})"
+
+
 def design_changed_line(changed, exit_code):
     return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
             f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
@@ -281,13 +294,16 @@ def _sides(pair, run, directory, rows, options):
     from analysis.tools.commands import figures as figures_mod
 
     if isinstance(run, paired_ab.PairedRun):
-        found = paired_ab.tables(directory)   # once for both sides and the cost
+        found = paired_ab.tables(directory, run)   # once for both sides and the cost
         base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"), run.design)
         new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"), run.design)
         batch = spec.Options(**run.options)
         full = "\n".join(filter(None, [paired_ab.summary(run), *paired_ab.colocation_lines(run),
                                         paired_ab.duet_note(run, pair, rows)]))
-        short = "\n".join([paired_ab.summary(run, verbose=False), *paired_ab.colocation_lines(run, flagged_only=True)])
+        aside = paired_ab.disturbed_line(run, directory)
+        full += f"\n{aside}" if aside else ""
+        short = "\n".join(filter(None, [paired_ab.summary(run, verbose=False),
+                                         *paired_ab.colocation_lines(run, flagged_only=True), aside]))
         return base, new, figures_mod.benchexec_cost(found, batch), full, short, ""
     base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
     new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
@@ -321,14 +337,17 @@ def _report(measured, options, args, compare_mod):
     if args.format in ("text", "markdown"):
         batched = options if not isinstance(measured[0][1], paired_ab.PairedRun) else spec.Options(**measured[0][1].options)
         parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=args.verbose, verbose=args.verbose)))
-        changed = design_changed(measured)
-        parts.append(design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+        changed, outside = design_changed(measured), busy(measured)
+        parts.append(busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
+                     else design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
                      else verdict_line(comparison, regressed, args.threshold))
     extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": design_changed(measured),
+             "busy_from_outside": busy(measured),
              "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"),
                      "design_why": getattr(run, "design_why", ""), "reruns": run.reruns,
                      **({"cores": run.cores, "pilot": run.pilot, "colocation": run.colocation, "flagged": run.flagged,
-                         "switched": run.switched} if isinstance(run, paired_ab.PairedRun) else {}),
+                         "switched": run.switched, "disturbed": sorted(paired_ab.loaded(directory, run).disturbed.names)}
+                        if isinstance(run, paired_ab.PairedRun) else {}),
                      "checks": run.checks, "stopped": run.stopped, "summary": summary, "method": method,
                      "sequential": sequential.to_dict()}
                     for (_, run, directory, _, sequential), summary, method in zip(measured, summaries, methods)],

@@ -265,16 +265,37 @@ def run_pending(run, outdir, out=sys.stderr):
 
         def after(step):
             done = sum(s.status == "done" for s in run.steps)
+            aside = f"; disturbed from outside ({step.disturbance.describe()}): set aside" if step.disturbed else ""
             progress.lines(out).invocation(f"  invocation {step.rerun}: {counts[step.name].runs} runs of "
-                                           f"{run.batch['pairs_per_run']} pair(s) in {step.seconds:.1f} s", done, len(run.steps))
+                                           f"{run.batch['pairs_per_run']} pair(s) in {step.seconds:.1f} s{aside}",
+                                           done, len(run.steps))
 
         steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, PairedError, after, out)
 
 
-def tables(outdir):
-    from analysis.sweep.load import load_tables
+def loaded(outdir, run=None):
+    """The run's result tables (analysis.sweep.load.Loaded): invocations that met outside work are
+    set aside, unless too many did (`busy`)."""
+    from analysis.sweep.load import of_record
 
-    return load_tables(Path(outdir), {"status", "category", "starttime", "walltime", "cputime"})[0]
+    run = run or PairedRun.load(outdir)
+    return of_record(Path(outdir), run, {"status", "category", "starttime", "walltime", "cputime"}, unit="invocation")
+
+
+def tables(outdir, run=None):
+    return loaded(outdir, run).tables
+
+
+def busy(run, outdir):
+    """Why the run gives no verdict because the machine was busy from outside ('' where it does)."""
+    found = loaded(outdir, run).disturbed
+    return found.busy_line() if found and found.too_many else ""
+
+
+def disturbed_line(run, outdir):
+    """The invocations set aside for outside work, in a line ('' where none were)."""
+    found = loaded(outdir, run).disturbed
+    return found.set_aside_line() if found and not found.too_many else ""
 
 
 def _prepare_statistics(rows, alpha, max_reruns):
@@ -357,7 +378,7 @@ def measure_loop(run, outdir, pending, rows_and_series, alpha, threshold, out):
     invocation or stop. `rows_and_series(tables)` -> (compare's Result, a thunk of the rows' log series)."""
     while True:
         pending()
-        result, series = rows_and_series(tables(outdir))
+        result, series = rows_and_series(tables(outdir, run))
         looks = decide(series(), run, alpha, threshold) if run.until_decided else []
         stop = _stop(run, result, looks, alpha, threshold)
         if stop is not None:

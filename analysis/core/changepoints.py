@@ -1,27 +1,10 @@
 """
-Changepoints in a short series (of result-set means): E-Divisive means (Matteson & James 2014, "A nonparametric approach for multiple
-change point analysis of multivariate data", JASA 109(505)), the method behind MongoDB's and
-Apache Otava's (Hunter's) regression detection:
+Changepoints in a short series of result-set means: E-Divisive means (Matteson & James 2014), the
+method behind MongoDB's and Apache Otava's regression detection, with its permutation test kept
+and seeded, so that every changepoint is reproducible and carries a p-value.
 
-* the divergence of two adjacent stretches X = Z[s:tau] and Y = Z[tau:kappa] is the energy
-  statistic with alpha = 1, Q = m n / (m + n) * (2/(m n) sum|X_i - Y_j| - mean|X_i - X_k| -
-  mean|Y_j - Y_l|), maximised over tau and kappa (kappa may end before the segment does, so a
-  later change does not blur an earlier one);
-* hierarchical: the best split over all current segments is a candidate; its significance comes
-  from a permutation test (the values are permuted within each current segment, the whole search
-  is repeated on each permutation, p = (1 + #{Q_perm >= Q}) / (1 + permutations)); a significant
-  candidate becomes a changepoint and the search goes on, the first non-significant one stops it.
-
-Hunter replaced the permutation test by a t-test for speed and determinism; here the test stays
-(series of result-set means are short) and is seeded, so the output is reproducible and carries a
-p-value. A changepoint's position is the first result set after the change (Otava's convention).
-A segment has at least `min_size` (default 2) result sets: one deviating result set is an outlier,
-not a new level, and the permutation test could not tell the two apart.
-
-MongoDB's own implementation (PyPI signal-processing-algorithms) fixes the end of the second
-stretch at the segment's end (no kappa), and so misses a level that goes up and comes back; it
-also pins Python 3.11, numpy < 2 and gevent. So this search stays (the cross-check on the same
-series: docs/calibration.md, tests/test_history.py).
+The method, and why the kit keeps its own search rather than MongoDB's: docs/calibration.md,
+"Changepoints over many invocations".
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """
 What a verdict cost, and what deciding an inconclusive one would cost on this machine.
 
-A finding rests on its section's result files: the cost is their benchexec invocations (distinct
-`benchmarkname`, i.e. the definition and its --name), their runs, and their minutes, taken from
-BenchExec's own `starttime`/`endtime` of each result and, where the sweep's manifest recorded how
-long the whole benchexec process took (sweep.json's step seconds), that wall time (it adds Python
-start-up, container set-up and writing the files). Reported per finding so that a reader sees the
-price of each verdict next to it.
-
-For an inconclusive finding the decision's price follows from the finding's own variance: its
-`decide` field says which M reruns (or n runs) would bring the interval's half-width below the
-distance to the bound (analysis.core.verdicts.decide_of), and this module prices them at this
-sweep's measured seconds per invocation and per run. The figures are
-the verdict policy's (the smallest M from the t or F quantile, analysis.core.deciding), not `timekit
-plan`'s variance-component design: a finding's interval is not always a t interval on rerun means
-(bootstrap, Clopper-Pearson, order statistics), so its own interval is the one it can vouch for.
-Where a part of the finding says no number of reruns decides it (its estimate on the bound, a grid
-as wide as the distance to it), no M is promised: a claim of parts is decided only when each is.
+The cost is the benchexec invocations, runs and minutes of the result files a finding rests on;
+an inconclusive finding's `decide` (the M or n its own interval needs: analysis.core.verdicts,
+analysis.core.deciding) is priced at the sweep's measured seconds per invocation and per run, and
+a part that no M decides is said so. docs/verdicts.md, "What each verdict cost".
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """
 How many reruns (or runs) would decide an inconclusive verdict, from the t quantile.
 
-A t interval over M values has the half-width t_{M-1, 1-alpha/2} * s / sqrt(M). Scaling today's
-half-width by sqrt(m / M) alone keeps t_{m-1} (4.3 at m = 3 and 95 %) although the interval at M
-would use t_{M-1} (2.3 at M = 10): it names an M several times too large for a small m, and for a
-large m it is the normal approximation, which names one too small. So s is recovered from the
-interval as it was computed (its level and m), and the smallest M is searched with the quantile
-of each candidate M, assuming the estimate and s stay where they are.
-
-An interval made on the log scale (a t interval of per-rerun logs: ratios, times) is sized there
-(``on_log_scale``): its upper side, exponentiated, is several times its lower at M = 3, and taking
-the spread from it names an M ten times too large.
+s is recovered from the interval as it was computed (its level and m), and the smallest M is
+searched with the quantile of each candidate M, the estimate and s staying where they are; an
+interval made on the log scale is sized there (``on_log_scale``). Why not scale today's
+half-width by sqrt(m / M): docs/verdicts.md, "Inconclusive is an answer".
 """
 
 from __future__ import annotations

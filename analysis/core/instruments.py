@@ -1,21 +1,11 @@
 """
 Instrument checks: what a measured quantity or a recorded machine fact must satisfy before a
-finding may rest on it (docs/verdicts.md, "Instrument checks").
+finding may rest on it.
 
-A claim's declaration (verdicts.ClaimSpec.instruments) names a Trust for every quantity it uses:
-the plausible range of a number, or the value a machine fact must have. A section reads each
-quantity once into a Reading: its value, how it was measured, and the instrument's own complaint
-where it gave no trustworthy value. ClaimSpec.untestable(readings) is the reason the finding is
-`not testable here` ("instrument check failed: ..."), or "" when every check passed; tables and
-plots show a figure only where its check passes (usable).
-
-The core clock is read here once for both experiments that state figures in cycles (os-microbench,
-scheduling-noise): programs/kit.h's probe prints every estimate (a chain of dependent adds, a chain
-of imul, 3 cycles each, and perf's cycle counter where there is a hardware PMU) and `core-ghz` only
-where they agree; core_clock judges the printed estimates by the same rule, so the reason comes
-with the figures. Results of older programs carry one figure from a chain of add-immediate
-(`core-ghz`, or the tracer's `core-clock` in Hz), which some CPUs run several per cycle: it is used
-only as unverified, and only inside the physical range.
+A claim names a Trust per quantity (verdicts.ClaimSpec.instruments), a section reads each quantity
+once into a Reading, and ClaimSpec.untestable(readings) says why the finding is `not testable
+here`. The core clock, which turns ns into cycles, is judged here once for os-microbench and
+scheduling-noise (docs/verdicts.md, "Instrument checks").
 """
 
 from __future__ import annotations

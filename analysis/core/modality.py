@@ -48,21 +48,11 @@ def modality(x, min_prominence: float = 0.05, max_valley: float = 0.8, min_mass:
              min_count: int = 8, grid_points: int = 1024) -> Modality:
     """Count the modes of the finite values of x on a Gaussian KDE.
 
-    Density: scipy.stats.gaussian_kde with Silverman's rule of thumb
-    h = 0.9 min(sd, IQR/1.34) n^(-1/5) (narrower than scipy's 'silverman', 1.06 sd n^(-1/5), and
-    not widened by outliers), but never narrower than the values' grid (timer_resolution), so a
-    coarse timer's lattice is not mistaken for modes. Samples larger than KDE_MAX_N are
-    represented by KDE_MAX_N evenly spaced order statistics (deterministic).
-
-    Rule, on `grid_points` points spanning the data +- 3 h:
-    1. candidates are the local maxima of the density at least `min_prominence` x the highest;
-    2. two neighbouring maxima count as one (the lower is dropped) unless the lowest density
-       between them is <= `max_valley` x the lower maximum (a real dip);
-    3. a mode whose share of the density between its bounding valleys is below
-       max(`min_mass`, `min_count`/n) is dropped (tail wiggles, a handful of outliers);
-    2 and 3 are repeated until nothing changes. n < 10 gives one mode at the median, with a note.
-    Checked on seeded samples: normal, gamma, lognormal -> 1 mode from n=100 (rarely 2 at n=100);
-    two or three unit normals 5-6 sd apart -> 2 / 3 modes from 100 values per mode.
+    The bandwidth is Silverman's rule, never narrower than the values' grid (a coarse timer's
+    lattice is no mode). A mode is a local maximum of at least `min_prominence` x the highest, parted
+    from its neighbour by a valley of at most `max_valley` x the lower, and holding max(`min_mass`,
+    `min_count`/n) of the density; n < 10 gives one mode at the median. The rule and its checks:
+    docs/experiments.md, "Modes".
     """
     a = finite_values(x)
     n = int(a.size)

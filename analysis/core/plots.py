@@ -1,16 +1,10 @@
 """Figures for the report: matplotlib with the Agg backend, one idea per figure.
 
-Every function takes values in seconds (the unit analysis converts to at load time) and scales them
-for display with ``unit_scale`` (``1e3`` shows milliseconds; say so in the axis label). NaN values are
-dropped, and each panel or legend says how many were; empty input gives a figure that says 'no valid
-runs' instead of an exception. No function loops over individual values in Python, so 100,000 runs
-per group plot in well under a second.
-
-The functions return matplotlib figures; ``to_png`` turns one into PNG bytes for
-``analysis.core.report.Figure`` and closes it.
-
-Only figure types that several experiments draw are here (hence over 400 lines: one job, the
-shared figures); a figure of one experiment lives in its folder's plots.py.
+Values come in seconds and are scaled for display with ``unit_scale``; NaN values are dropped and
+counted on the figure, empty input gives 'no valid runs', and nothing loops over values in
+Python. ``to_png`` makes a figure PNG bytes for ``analysis.core.report.Figure``. Only figures that
+several experiments draw are here; one experiment's live in its folder's plots.py
+(docs/architecture.md, "The report").
 """
 
 from __future__ import annotations
@@ -156,13 +150,11 @@ def histogram_grid(
 ) -> Figure:
     """A rows x cols grid of histograms, e.g. rows = timing APIs, columns = load levels.
 
-    ``samples[(row, col)]`` holds the values in seconds; a missing key or an array without finite
-    values gives a panel that says 'no valid runs'. By default all panels share the x axis so that
-    shifts between load levels and APIs are visible at a glance; ``sharex='col'`` shares it only
-    within a column (e.g. all APIs at one load level), which keeps the shape of narrow
-    distributions visible when another column is far wider; ``'row'`` and ``'none'`` likewise.
-    Each panel has its own bins (Freedman-Diaconis, at most ``MAX_BINS``) and its own count axis,
-    the mean as a vertical line and 'mean=…, n=…' in the corner.
+    ``samples[(row, col)]`` holds the values in seconds; a missing or empty panel says 'no valid
+    runs'. ``sharex`` ('all', 'col', 'row', 'none') picks which panels share the x axis ('col' keeps
+    narrow distributions visible beside a far wider column). Each panel has its own bins
+    (Freedman-Diaconis, at most ``MAX_BINS``) and count axis, the mean as a line and 'mean=…, n=…'
+    in the corner.
     """
     share = {True: "all", False: "none"}.get(sharex, sharex)
     if share not in ("all", "col", "row", "none"):

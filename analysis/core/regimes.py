@@ -1,13 +1,10 @@
 """
 Regimes before averages (docs/verdicts.md, "Regimes: invocation by invocation").
 
-Where the invocations of a quantity fall into separate groups (a dominant period of 0.515 ms in
-one invocation and 4.000 ms in two; 1.00 against 1.75 cycles per loop iteration), one interval
-over all of them describes no invocation: it straddles both groups and its width is the distance
-between them, not a drift. Such a quantity is judged invocation by invocation, each invocation's
-verdict kept as a part, and the claim's verdict follows from theirs: all refute -> refuted, all
-confirm -> confirmed, else inconclusive, naming the regimes. `regimes` finds the groups,
-`per_invocation` judges and combines.
+Where the invocations of a quantity fall into separate groups, one interval over all of them
+describes no invocation. `regimes` finds the groups; `per_invocation` judges each invocation as a
+part and combines them: all refute -> refuted, all confirm -> confirmed, else inconclusive,
+naming the regimes.
 """
 
 from __future__ import annotations

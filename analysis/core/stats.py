@@ -1,19 +1,9 @@
 """Statistics for timing samples: summaries, distribution tests between samples, ratios.
 
-Every test comes from scipy (``ttest_ind(equal_var=False)``, ``mannwhitneyu``, ``ks_2samp``,
-``anderson_ksamp``, ``bootstrap``, ``gaussian_kde``), the Holm-Bonferroni correction from
-statsmodels (``multipletests``); written here by hand is only what neither has: the large-sample
-(delta-method) interval for a ratio of means. A timer's resolution and bias are in
-analysis.core.timers, a sample's modes in analysis.core.modality.
-
-Every test result carries its test name, alpha, both sample sizes, raw and adjusted p and a note on
-how p was obtained, so a report can print it verbatim.
-
-Costs are bounded so that 100,000-value samples take well under a second per comparison:
-``summarize`` is a handful of numpy reductions; the Anderson-Darling permutation test uses at most
-``AD_RESAMPLES`` resamples on at most ``AD_MAX_POOLED`` values (a seeded random subsample beyond);
-``ratio_of_means`` bootstraps (BCa) up to ``BOOTSTRAP_MAX_N`` values per sample and uses the delta
-method beyond.
+The tests come from scipy and Holm from statsmodels; written here is only the delta-method
+interval for a ratio of means. Every result carries its test, alpha, sizes, raw and adjusted p and
+how p was obtained, so a report can print it verbatim; costs are bounded so that 100,000-value
+samples take well under a second (docs/architecture.md, "Statistics").
 """
 
 from __future__ import annotations

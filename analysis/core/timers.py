@@ -123,15 +123,11 @@ class Bias:
 
 def bias_against(timer_values, reference_values, step: Optional[float] = None,
                  confidence: float = 0.95) -> Bias:
-    """Compare a timer with the reference (cgroup) value of the same run, pairwise.
-
-    Pairs with a non-finite member are dropped. `step` is the timer's resolution; by default it is
-    detected with timer_resolution(). The verdict in `summary`, first rule that holds:
-    'identical to reference'; 'truncates (always below by < one step)' when >= 99 % of the
-    differences lie in [-step, 0] and >= 90 % are below; 'ceils (always above by < one step)'
-    mirrored; 'rounds (within half a step)' when >= 99 % lie in [-step/2, step/2]; otherwise
-    'below/above by <mean> s on average' when the CI of the mean difference excludes 0, else
-    'unbiased (CI of the mean difference contains 0)'.
+    """Compare a timer with the reference (cgroup) value of the same run, pairwise; pairs with a
+    non-finite member are dropped. `step` is the timer's resolution (timer_resolution() unless
+    given). `summary` says which holds first: identical, truncates, ceils, rounds, biased by a mean
+    whose CI excludes 0, or unbiased; the thresholds of each rule are in docs/experiments.md,
+    "A timer's bias against the cgroup".
     """
     t = np.asarray(timer_values, dtype=float).ravel()
     r = np.asarray(reference_values, dtype=float).ravel()

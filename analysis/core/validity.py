@@ -1,17 +1,9 @@
 """Values that are not measurements: no value, NaN, infinite, or a negative time, size or energy.
 
-The one rule of the kit for them. BenchExec files can hold all of them (a tool-info module that
-parses "NaN", a clock that went backwards, a value the run never wrote). None of them may enter a
-statistic, and none may vanish without a word: every analysis takes its usable values through
-``check``/``of_column`` (``of_runs`` also counts the runs that did not finish normally), which
-leave each such value out on its own, run by run and column by column (a NaN cputime does not
-take the run's walltime with it), count it under its reason, and show those counts where the
-analysis says what it left out (``left_out_text``: "left out: 5 NaN"). A row, point or column
-disappears only when no valid value is left, and then says so (``nothing_left``).
-
-NaN written in the file and a missing value are both NaN in a RunTable; the table's ``nonfinite``
-count per column (NaN and Inf as written) tells them apart for a whole column, so the reason says
-"NaN" or "no value" when the column allows it, else "NaN or no value".
+The one rule of the kit for them: none may enter a statistic, and none may vanish without a word.
+``check``/``of_column``/``of_runs`` leave each such value out on its own, run by run and column by
+column, and count it under its reason; ``left_out_text`` and ``nothing_left`` say so
+(docs/verdicts.md, "Values that are no measurement").
 """
 
 from __future__ import annotations

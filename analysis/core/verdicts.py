@@ -1,34 +1,11 @@
 """
 One verdict policy for every finding (docs/verdicts.md), applied by the functions here.
 
-A finding judges a claim about one quantity (a ratio, a time, a CV) on a confidence interval of it,
-never on a point estimate, and says on what unit of replication the interval rests: reruns
-(benchexec invocations, rounds) wherever there are two or more, else runs of one invocation.
-Four kinds of claim, one rule each:
-
-- at_least: "an effect of at least X" (some cores > 10 % faster). Confirmed when the whole CI lies
-  beyond X, refuted when the whole CI lies short of X, else inconclusive.
-- no_effect: "no effect", "left alone". Confirmed only by equivalence: the CI (a 90 % CI is the
-  TOST at alpha 5 %) lies inside the stated margin around the null; refuted when the whole CI lies
-  outside the margin; else inconclusive. Nothing significant is not evidence of no effect.
-- about: "about X". Confirmed when the CI lies within a factor ABOUT_FACTOR of X, refuted when it
-  lies entirely outside that band, else inconclusive. One meaning of "about" across the report.
-- direction: "A is larger than B" (ratio > 1). Confirmed when the CI excludes the null on the
-  claimed side, refuted when it excludes it on the other side, else inconclusive.
-
-A measurement on a visible grid (timer steps, TSC ticks) cannot be placed more finely than its
-step: its CI is widened by half a step on each side, and a tolerance band narrower than one step
-gives "inconclusive" with that reason.
-
-Every verdict is data first (Part: estimate, interval, level, unit, sizes, why, what would
-decide it) and its evidence sentence is rendered from those fields; nothing reads the text back.
-An inconclusive verdict names what would decide it (Part.decide): the smallest number of reruns
-(or runs, or cases for a share) whose interval would be narrow enough, from the t quantile
-(analysis.core.deciding), the estimate staying where it is; where none would (the estimate on the
-bound, half a grid step as wide as the distance to it) {"never": why}, never an M. Where the
-estimate lies on the refuting side of its bound the size is marked refuting: a claim of parts
-that must all hold (all_of) is refuted by any one part, so the soonest refuting part decides it,
-however many reruns its other parts would need (decide_of).
+A finding judges a claim about one quantity on a confidence interval of it, never on a point
+estimate, over reruns wherever there are two or more, else over the runs of one invocation. Four
+kinds of claim (at_least, no_effect, about, direction) have one rule each; a visible grid widens
+the interval by half a step. Every verdict is data first (Part), and an inconclusive one names
+what would decide it (decide_of).
 """
 
 import math

@@ -2,12 +2,10 @@
 What the machine did besides the kit while a benchexec invocation ran.
 
 A run that shares the machine with someone else's work is slower for a reason the experiment does
-not vary, and its statistics would read that as an effect of load, of a core or of a design. So
-every invocation records the CPU time spent outside the kit's own process tree (every CPU's busy
-time from /proc/stat less what the kit and its waited-for children used, from getrusage: the
-guard reaps benchexec's orphans, so its runs count as the kit's), the time a hypervisor stole
-from this VM, the load average, and the outside process that used the most. An invocation whose
-outside work averaged more than LEVEL CPUs is disturbed; the analysis sets it aside.
+not vary. So every invocation records the CPU time spent outside the kit's process tree, the time
+a hypervisor stole, the load average and the busiest outside process; one whose outside work
+averaged more than LEVEL CPUs is disturbed, and the analysis sets it aside (docs/verdicts.md,
+"Invocations disturbed from outside").
 """
 
 import math

@@ -1,17 +1,11 @@
 """
 Children end with the kit: a guard between the kit and every benchexec it starts.
 
-benchexec ignores its parent's death, and a SIGKILL to it leaves its runs and its tool-info
-worker behind (each run in a process group of its own, inside a PID namespace): a resumed sweep
-would then measure next to a benchmark nobody watches. So the kit never starts benchexec itself
-but `python guard.py KIT_PID -- benchexec ...`. The guard is a child subreaper (every orphan of
-benchexec's tree becomes its child, whatever process group or namespace it is in) and gets
-SIGHUP when the kit dies (PR_SET_PDEATHSIG), however the kit dies, SIGKILL included: it then
-kills every process below it. SIGTERM it hands to benchexec, which stops its runs and writes
-what finished. When benchexec exits, whatever it left running is killed too.
-
-Processes that do not fork (busy loads) get `die_with_kit` as their preexec_fn instead.
-Runs as a script, so it imports nothing of the kit and starts in a few milliseconds.
+benchexec ignores its parent's death, and a SIGKILL to it leaves its runs behind. So the kit runs
+`python guard.py KIT_PID -- benchexec ...`: a child subreaper that kills every process below it
+when the kit dies, however it dies. Processes that do not fork (busy loads) get `die_with_kit` as
+their preexec_fn instead. Runs as a script, importing nothing of the kit (docs/step-loop.md,
+"The guard").
 """
 
 import ctypes

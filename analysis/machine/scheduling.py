@@ -2,13 +2,10 @@
 Where the kernel schedules the measured runs and a competitor: recorded by the runner for a step
 with a niced competitor, read by the report to say whether nice could act at all.
 
-CFS weighs a task's nice only against the tasks of its own task group (sched(7)): its cgroup of the
-cpu controller, and within the root of that controller its autogroup (one per session) where
-/proc/sys/kernel/sched_autogroup_enabled is 1. A competitor in another group competes as that whole
-group, whatever its nice. The runner therefore starts the competitor in the session of benchexec
-(whose runs inherit it), and records here, for the report to check rather than assume:
-sched_autogroup_enabled, the competitor's cpu cgroup and autogroup, and those of a probe run
-started by runexec as BenchExec starts its runs.
+CFS weighs nice only within a task group (cpu cgroup, autogroup). The runner starts the
+competitor in benchexec's session and records here, for the report to check rather than assume,
+sched_autogroup_enabled and the groups of the competitor and of a probe run started by runexec
+(docs/verdicts.md, "Not testable here").
 """
 
 from __future__ import annotations

@@ -3,12 +3,9 @@ Which invocations of a sweep met outside work, and what the analysis does with t
 set aside and counted; where too many are, no verdict rests on the sweep, and what would decide
 it is a rerun on a quiet machine.
 
-Two signs mark an invocation, either is enough:
-- its record (analysis.machine.disturbance): other work beside the kit beyond the level;
-- its runs' own wall / CPU time: a CPU-bound run that alone takes as much wall time as CPU time
-  took more than WALL_CPU_FACTOR times the wall time per CPU second of the same condition's other
-  reruns. A hypervisor's host can be busy without this VM's counters showing it, and sweeps
-  recorded before the record existed have only this sign.
+Either sign marks an invocation: its record (analysis.machine.disturbance) beyond the level, or
+CPU-bound runs that took more than WALL_CPU_FACTOR times the wall time per CPU second of the
+condition's other reruns (docs/verdicts.md, "Invocations disturbed from outside").
 """
 
 from dataclasses import dataclass

@@ -1,13 +1,10 @@
 """
 samples.csv's rows: one per run of every result file in a report, built in one place from the
-loaded RunTables and the sweep's steps, so that every experiment's runs are there without each
-experiment writing its own sample function.
+loaded RunTables and the sweep's steps, so that no experiment writes its own sample function.
 
-Per run: which experiment, run definition, step (condition, load, rerun), task and result file it
-belongs to, its BenchExec status and category, then every measured column of its file (the union
-over all files; a column a file lacks is empty for its runs). Values are as loaded: SI units (s,
-B, J), as the result files carry them. Columns are numpy arrays (floats, or objects for text), so
-100,000 runs stay a few dozen arrays, not 100,000 dicts.
+Per run: its experiment, run definition, step, task, result file, status and category, then every
+measured column of its file, in SI units. Columns are numpy arrays, so 100,000 runs stay a few
+dozen arrays (docs/architecture.md, "The report").
 """
 
 import numpy as np

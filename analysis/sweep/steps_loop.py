@@ -1,14 +1,10 @@
 """
 The one loop that runs a record's pending benchexec invocations (sweeps, `ab`, `bench`).
 
-A results directory has one writer: the loop holds an exclusive flock on DIR/.timekit.lock, and
-a second timekit on the same directory stops with one line (exit 2) instead of measuring next to
-the first. Before a step starts it is saved as "running", and the manifest is written atomically
-(model.write_atomically) after every change, so a kill at any moment, SIGKILL included, leaves a
-manifest that parses and says which invocation was cut short. On resume such a step is
-incomplete: its files move to DIR/incomplete/ (kept for a look, never read as results), it runs
-again, and the step counts it in `redone`. SIGINT, SIGTERM and SIGHUP raise Interrupted once
-here, so every cleanup (benchexec's SIGTERM, the busy loads) runs on the way out.
+A results directory has one writer (an exclusive flock on DIR/.timekit.lock); a step is saved as
+"running" before it starts and the manifest is written atomically, so a kill at any moment leaves
+a manifest that says which invocation was cut short, and a resume runs it again. SIGINT, SIGTERM
+and SIGHUP raise Interrupted once here, so every cleanup runs on the way out (docs/step-loop.md).
 """
 
 import contextlib

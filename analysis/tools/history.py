@@ -1,16 +1,11 @@
 """
 `timekit history RESULTS...`: where in a sequence of result sets did a measurement change?
 
-A result set is one benchexec invocation (all result files with the same benchmark name and
-`date`, whether given one by one or as a directory) or one sweep directory. Result sets are put
-in the order of BenchExec's `date` attribute (the invocation's start), never in argument order.
-For every run definition and input, the series of per-result-set means of one column (default
-cputime; runs that did not finish normally and values that are no measurement are left out and
-counted, as in `compare`) is searched for
-changepoints. Result sets of one run per task (competition style, as in `compare`'s paired mode)
-have no repetitions to average: there the series is, per run definition, the geometric mean of
-the per-task values over the tasks present, finished and valid in every set, so that each point
-averages the same tasks. The search is E-Divisive means with a permutation test (analysis.core.changepoints).
+Result sets are put in the order of BenchExec's `date` attribute, never in argument order. Per run
+definition and input, the series of per-result-set means of one column (for one run per task, the
+geometric mean over the tasks valid in every set) is searched for changepoints
+(analysis.core.changepoints). What a result set is and which values count: docs/calibration.md,
+"Changepoints over many invocations".
 """
 
 from __future__ import annotations

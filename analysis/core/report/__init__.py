@@ -1,16 +1,9 @@
 """The report: one self-contained HTML page, plus the numbers behind it as JSON and CSV.
 
-Each experiment contributes a ``Section`` (paragraphs, findings with verdicts, tables, figures,
-warnings) to one ``Report`` (model); ``write_report`` (writers) writes
-
-* ``report.html`` – a single page that needs nothing else (page): CSS inline, figures inlined as
-  base64 PNG data URIs, no JavaScript, no external URL (a Content-Security-Policy forbids loading any);
-* ``report.json`` – title, environment, every finding and warning (with the id of its section) and
-  ``Report.data`` (all summaries and tests); NaN and infinities are written as ``null``;
-* ``samples.csv`` – one row per run from ``Report.samples`` (a list of dicts, or a dict of columns);
-  the header is the union of the keys in order of first appearance.
-
-All text that reaches the page is escaped (task names may contain ``<``, ``&`` and quotes).
+Each experiment contributes a ``Section`` to one ``Report`` (model); ``write_report`` (writers)
+writes ``report.html`` (page: CSS and figures inline, no JavaScript, no external URL, all text
+escaped), ``report.json`` (every finding, warning and summary; NaN as ``null``) and
+``samples.csv`` (one row per run). docs/architecture.md, "The report".
 """
 
 from analysis.core.report.model import VERDICTS, Claim, Figure, Finding, Report, Section, Table

@@ -62,15 +62,10 @@ class Claim:
 class Finding:
     """A claim from a source document and what this machine's data says about it, as data.
 
-    ``id`` is stable across machines and runs ("section/slug": no machine's number in it), so that
-    claims line up in a fleet; ``parts`` holds one analysis.core.verdicts.Part per judged part
-    (estimate, interval, level, unit, the sizes it rests on, why); ``decide`` what would decide an
-    inconclusive finding ({"reruns": M}, {"runs": n}, {"cases": k}, {"grid": what}, {"never": why}),
-    from its parts unless given; ``why`` a finding without parts' reason in a few words (its
-    summary). ``evidence`` is the long form for whoever checks (the test, n, alpha); ``cost`` what
-    the measurements cost and what deciding would (analysis.core.cost). ``summary`` is rendered
-    from the fields (analysis.core.report.summary) unless given. ``claim`` may be given as a Claim:
-    it is then kept in ``stated`` and ``claim`` is its text.
+    ``id`` is stable across machines and runs ("section/slug"), so that claims line up in a fleet;
+    ``parts`` holds one analysis.core.verdicts.Part per judged part, and ``decide`` what would decide
+    an inconclusive finding; ``evidence``, ``cost`` and ``summary`` are rendered from these fields.
+    Every field and its forms: docs/verdicts.md, "A finding is data".
     """
 
     claim: str

@@ -1,24 +1,10 @@
 """Load BenchExec result files (``*.results.*.xml``, ``.xml.bz2``, ``.xml.gz``) as column arrays.
 
-BenchExec's own reader (``benchexec.tablegenerator``) keeps the whole XML tree and builds an
-object per run; statistics over 100,000 runs want one numpy array per column instead. So this
-loader reads a file a chunk (about a thousand runs) at a time and hands each chunk's values to
-one accumulator per column, which converts them at once: numbers to float64 in SI base units
-(s, B, J, Hz), everything else to str. ``columns=`` keeps only the columns asked for; the others
-are never converted. It reads what tablegenerator reads: legacy ``<sourcefile>`` elements,
-unitless legacy values, the first of duplicate columns in a run.
-
-Two readers fill the accumulators: the fast one (fast_reader: regular expressions over the runs,
-lxml for the rest) and the strict one (strict_reader: lxml for everything). Whenever the fast
-reader meets anything but what BenchExec writes, an error included, the strict reader reads the
-file again: it decides what a file means, and it raises the errors. The tests check that both
-readers give the same RunTable, bit for bit.
-
-Anything wrong with a file is a ``ResultFileError`` with one line: the path, what is wrong,
-what to do.
-
-The modules: model (RunTable, ResultFileError), files (finding files, decompressing, chunks),
-columns (units, per-column accumulators), fast_reader, strict_reader.
+Statistics over 100,000 runs want one numpy array per column, not BenchExec's tree of objects, so
+a file is read a chunk at a time into one accumulator per column, in SI units. A fast reader
+(regular expressions) reads what BenchExec writes; on anything else the strict one (lxml) reads
+the file again and decides. The modules: model, files, columns, fast_reader, strict_reader
+(docs/architecture.md, "Reading result files").
 """
 
 from __future__ import annotations

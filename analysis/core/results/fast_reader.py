@@ -1,11 +1,8 @@
 """The fast reader: the runs, nearly all of a file, read with compiled regular expressions.
 
-One ``findall`` (in C) per chunk and, once it knows the file's columns, one match per run. It
-accepts only what BenchExec writes (UTF-8, no DTD declarations; in the runs plain attributes in
-double quotes, no references, comments or other elements), its expressions account for every
-character from the first run to the last, and lxml reads the rest of the file (root, system
-information, totals) with a marker in the runs' place, so that the whole file is still checked.
-Whenever it meets anything else it raises NotSimple, and the strict reader reads the file.
+It accepts only what BenchExec writes, accounts for every character from the first run to the
+last, and has lxml check the rest of the file; on anything else it raises NotSimple, and the
+strict reader reads the file (docs/architecture.md, "Reading result files").
 """
 
 from __future__ import annotations

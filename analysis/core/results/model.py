@@ -33,15 +33,11 @@ class TextAfterNumbers(NotSimple):
 class RunTable:
     """The runs of one result file (one run set), one array entry per run in file order.
 
-    ``benchmark`` is ``benchmarkname``, which BenchExec writes as the benchmark file's name plus
-    ``.<--name>``. ``name`` is the result's ``name`` attribute (or ``benchmark`` when the file has
-    none): the run definition, plus ``.<tasks name>`` in the per-task-set files BenchExec writes.
-    ``rundefinition`` is that run-definition name alone (``name`` without the ``.<block>`` that
-    BenchExec appends for a ``block`` attribute, as tablegenerator strips it), '' if unnamed.
-
-    String arrays have dtype object. ``text_columns`` holds every non-numeric column, including
-    ``status`` and ``category``. ``nonfinite`` counts, per numeric column, the values the file
-    writes as NaN or (-)Inf; they stay nan/inf in ``columns``, like missing values stay nan.
+    ``benchmark`` is BenchExec's ``benchmarkname``, ``name`` the result's ``name`` (the run definition,
+    plus ``.<tasks name>`` in per-task-set files), ``rundefinition`` the run definition alone ('' if
+    unnamed). ``text_columns`` holds every non-numeric column (dtype object); ``nonfinite`` counts per
+    numeric column the values written as NaN or (-)Inf, which stay nan/inf in ``columns``.
+    docs/architecture.md, "Reading result files".
     """
 
     path: pathlib.Path

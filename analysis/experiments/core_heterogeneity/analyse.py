@@ -2,16 +2,10 @@
 Core-to-core heterogeneity (seed 002: Reif et al., "Nearly Symmetric Multi-Core Processors",
 APSys 2020): are the cores of one processor equally fast?
 
-The paper ran NAS kernels and a clflush cache-stress microbenchmark on one core at a time
-(10 warm-ups, then 1000 runs per core) and found cg, the kernel with irregular memory access,
-more than 10 % slower on some cores than on others, the other kernels equal on all cores, and
-SMT siblings alike. This module assembles the report section from the parts: samples (the plan
-and which runs count), similarity (Anderson-Darling per pair of cores), ranking (the order of the
-cores, which pinning.py saves and pins a command by), measures (rounds, energy, correlation),
-tables, claims and plots.
-
-The names other tools and the tests use (rank, load, collect, plan, WARMUPS, ALPHA, CoresError ...)
-stay importable from here.
+This module assembles the report section from its parts (samples, similarity, ranking, measures,
+tables, claims, plots); the names other tools and the tests use (rank, load, collect, plan,
+WARMUPS, ALPHA, CoresError ...) stay importable from here. The paper's design and findings, and
+each part: docs/experiments.md, "core-heterogeneity".
 """
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 The runs of core-heterogeneity: which invocation ran on which core (the plan), and which runs
 count for the core they ran on (Samples).
 
-Each benchexec invocation runs the three workloads of `benchmark-defs/core-heterogeneity.xml`
-on one core (`--allowedCores K --limitCores 1`); `plan` visits the cores interleaved over rounds,
-so drift over time is spread over all cores. Every run reports the CPU it ran on (cpu-start,
-cpu-end from sched_getcpu) and its own kernel time (self-seconds); a run counts for the core it
-ran on only if it finished, started and ended there, and that core is the one BenchExec was told
-to use. The first W runs of each workload in each invocation are warm-ups and are dropped.
+`plan` visits the cores interleaved over rounds, so drift over time is spread over all cores. A
+run counts only if it finished, started and ended on the core BenchExec was told to use; the
+first WARMUPS runs of each workload in an invocation are dropped (docs/experiments.md, "Which run
+counts for which core").
 """
 
 from __future__ import annotations

@@ -60,15 +60,11 @@ def ad_resamples(pairs, alpha=ALPHA):
 def similarity(groups, alpha=ALPHA, seed=0):
     """The core similarity matrix (the paper's Fig. 5) of {core: values}.
 
-    Per pair: k-sample Anderson-Darling (k = 2, scipy's midrank variant) with a permutation p
-    where scipy's tabulated p is capped to 0.001-0.25 (analysis.core.stats), Holm over all
-    k(k-1)/2 pairs; 'similar' when the adjusted p is at least alpha. The two-sample KS statistic
-    measures how far apart two cores are (the paper's colours).
-
-    From 7 cores on (alpha/m below 10 steps of AD_RESAMPLES_MAX resamples) no affordable permutation
-    resolves the Holm thresholds (at 96 cores alpha/m = 2e-6, against 1/20001): a pair whose scipy p
-    is floored gets p = min(0.001, two-sample KS p) instead. That is still a valid p-value: for
-    t < 0.001, P(p <= t) <= P(KS p <= t) <= t; for t >= 0.001, p <= t exactly when the AD p <= t.
+    Per pair: k-sample Anderson-Darling with a permutation p where scipy's is capped, Holm over all
+    pairs, 'similar' when the adjusted p is at least alpha; the two-sample KS statistic says how far
+    apart two cores are. From 7 cores on no affordable permutation resolves Holm's thresholds, and a
+    floored p becomes min(0.001, KS p), still a valid p-value (docs/experiments.md, "The similarity
+    matrix").
     """
     cores = sorted(groups)
     k = len(cores)

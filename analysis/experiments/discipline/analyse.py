@@ -1,13 +1,10 @@
 """
 The measurement-discipline experiment (seed 001, the FOSDEM talk): run conditions and reruns.
 
-Every benchexec invocation is one (condition, rerun); the conditions are the talk's: the measured
-task alone (unpinned, and pinned to one CPU), with one CPU-bound competitor on another CPU, on the
-same CPU, and on the same CPU at nice 19. The section separates within-run from between-run
-variation, compares the conditions' means and spreads over reruns, and warns where the talk's rules
-(N >= 30 runs, M >= 5 reruns, a small CV) are not met. The parts: samples (the runs), variation
-(statistics and rules), plots (the figure), claims (the talk's claims, judged). Table cells of a
-missing or non-finite value are None, which the report shows as missing.
+Every benchexec invocation is one (condition, rerun). The section separates within-run from
+between-run variation, compares the conditions over reruns, and warns where the talk's rules
+(N >= 30 runs, M >= 5 reruns, a small CV) are not met; its parts are samples, variation, plots
+and claims (docs/experiments.md, "discipline").
 """
 
 import warnings

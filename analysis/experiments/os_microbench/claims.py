@@ -1,11 +1,11 @@
 """
-The seed's claims about the os-microbench operations, each judged on this machine's data by the
-report's verdict policy (docs/verdicts.md): 'about X' = within a factor 2 of X, 'far' and 'tens
-of times' = at least a factor 10, judged on intervals of the medians (estimates.py), widened by
-the grid their samples sit on. One function per claim (a claim judged per cache level gives one
-finding per level); each returns its findings as a list, empty where the data to judge it is
-missing; each part names its quantity (Part.quantity) for the report's contradiction check. The seed's figures
-and the published ranges are in seed.py.
+The seed's claims about the os-microbench operations, judged on this machine's data by the
+report's verdict policy (docs/verdicts.md) on intervals of the medians (estimates.py), widened by
+the grid their samples sit on; the seed's figures are in seed.py.
+
+One function per claim (one finding per cache level where a claim is judged per level); each
+returns its findings as a list, empty where the data cannot judge it, and each part names its
+quantity (Part.quantity) for the contradiction check.
 """
 
 from __future__ import annotations

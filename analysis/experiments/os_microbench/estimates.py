@@ -1,18 +1,11 @@
 """
 The os-microbench medians as estimates for the verdict policy (analysis.core.verdicts).
 
-Each run of programs/osbench.c reports, per variant, the median, p10, p90 and min of its own
-samples. The interval of a median rests on what there is: the invocations' medians where a
-sweep made two or more (a t interval: unit reruns), else the runs' medians of one invocation
-(unit runs), else the samples of the one run: the order-statistic interval of a median, read off
-the reported p10 and p90 (linear between them; unit samples, which holds for that run only).
-
-Timer reads sit on a visible grid (in a VM the TSC advances in steps of tens of ticks: 10 ns);
-``grid_of`` finds it from the reported quantiles, and the verdict widens the interval by half a
-step, so no claim is judged more finely than the grid allows. Where no such grid shows, the values
-still sit on the grid they were printed on (osbench prints ns to a few decimals): identical medians
-of every invocation give an interval of zero width, which would decide a claim whose bound it
-touches; half a printing step on each side keeps it honest (``printing_step``).
+A median's interval rests on what there is: the invocations' medians (unit reruns), else the runs'
+medians of one invocation (unit runs), else the order-statistic interval of the one run's samples,
+read off its p10 and p90. ``grid_of`` finds the timer's grid and ``printing_step`` the grid osbench
+printed on, so that no claim is judged more finely than either allows (docs/experiments.md,
+"Estimates of a median").
 """
 
 from __future__ import annotations

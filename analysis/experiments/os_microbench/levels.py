@@ -19,15 +19,12 @@ MERGE_RATIO = 2.0  # neighbouring stretches closer than this in latency are one 
 def plateaus(sizes, latency_ns, p10=None, p90=None, merge_ratio=MERGE_RATIO, min_points=2):
     """Flat stretches of a latency curve, found from the data.
 
-    Agglomerative segmentation: every point starts as its own stretch; the two neighbouring
-    stretches whose median latencies are closest (as a ratio) merge, again and again, while
-    they differ by less than ``merge_ratio`` or their p10-p90 bands (medians of the points'
-    p10 and p90, when given) overlap. Cache levels differ by 2.5x or more (L1 ~4, L2 ~14, L3
-    ~50 cycles, DRAM hundreds), while noise and the slow rise within a level (first-level TLB
-    misses, conflicts as the working set nears the capacity) stay below 2x.
-    Stretches of at least ``min_points`` points are plateaus; single points left between them
-    are the rise from one level to the next. Returns dicts in order of size: first_bytes,
-    last_bytes, ns (median of the stretch), points, first and last (indices).
+    Agglomerative segmentation: neighbouring stretches with the closest median latencies merge while
+    they differ by less than ``merge_ratio`` or their p10-p90 bands overlap (cache levels differ by
+    2.5x or more, noise within a level stays below 2x). Stretches of at least ``min_points`` points
+    are plateaus. Returns dicts in order of size: first_bytes, last_bytes, ns (median of the
+    stretch), points, first and last (indices). Why these thresholds: docs/experiments.md, "Cache
+    levels from the data".
     """
     sizes = [int(s) for s in sizes]
     values = np.asarray(latency_ns, dtype=float)

@@ -156,15 +156,11 @@ def _bandwidth(rows):
 def collect(tables):
     """Plain per-measurement values of the os-microbench runs in the given RunTables.
 
-    Returns a dict: ``runs`` (valid runs per measurement), ``excluded`` (runs left out, with
-    their status), ``variants`` (variant -> median, p10, p90, min in ns, n, runs, run_medians,
-    measure), ``main`` (measurement -> its main variant's values with unit), ``info``
-    (measurement -> calibration and set-up values: tsc-ghz, core-ghz, migrations summed, ...),
-    ``latency`` (bytes, median/p10/p90 ns per working-set size; with two or more invocations also
-    each one's curve, ``by_invocation``) and ``bandwidth`` (bytes, read
-    and write median/p10/p90 GB/s, and per size each run's median and invocation), each None
-    when not measured. Each variant also keeps its runs' quantiles and invocations (result files).
-    ``probes``: per run, what the core-clock probe printed, the TSC rate and the run's invocation.
+    Returns a dict: ``runs`` and ``excluded`` (valid runs, and those left out with their status),
+    ``variants`` (per variant: median, p10, p90, min in ns, n, runs, their medians and invocations),
+    ``main``, ``info`` (calibration and set-up values), ``latency`` and ``bandwidth`` (per size, with
+    each invocation's or run's values), each None when not measured, and ``probes`` (what each run's
+    core-clock probe printed). Every key in full: docs/experiments.md, "What the section reads".
     """
     valid_runs, excluded = _runs(tables)
     data = {"runs": {}, "excluded": excluded, "variants": {}, "main": {}, "info": {}, "latency": None, "bandwidth": None,

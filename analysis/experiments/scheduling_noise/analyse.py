@@ -2,12 +2,9 @@
 The scheduling-noise experiment (seed 004, experiment A): when is a process that never blocks not
 running, how often, for how long, and what does a context switch cost?
 
-Input: BenchExec result files of `benchmark-defs/scheduling-noise.xml` (tool `tracer`), read by
-periods.py. From these: an activity timeline, the lengths of inactive periods, the distances
-between gaps (period.py: whose most frequent value is the period of the interruptions) against the
-kernel's tick (CONFIG_HZ) (gaps.py), the TSC frequency against the kernel's and the core clock
-beside it (clocks.py), the context-switch cost, and the seed's claims with this machine's verdicts
-(claims.py). This module assembles the section; the names tests use stay importable from here.
+This module assembles the section from the tracer's periods (periods.py), the gaps against the
+kernel's tick (period.py, gaps.py), the clocks (clocks.py) and the seed's claims (claims.py); the
+names tests use stay importable from here (docs/experiments.md, "scheduling-noise").
 """
 
 from __future__ import annotations

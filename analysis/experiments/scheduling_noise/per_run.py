@@ -1,11 +1,10 @@
 """
 The claims' quantities run by run, and their intervals at the unit of replication.
 
-A figure pooled over every run (the section's tables and figures) has no interval: judged as a
-point, it says confirmed or refuted about half the time when the truth sits on the claim's bound
-(docs/verdicts.md). So each claim takes one value per run and a t interval (of the logs) over the
-invocations' means where there are two or more (the quick preset makes three), else over the runs of the one
-invocation, whose interval then holds for that invocation only; one run alone has no interval.
+A figure pooled over every run has no interval, and judged as a point it is confirmed or refuted
+about half the time at the claim's bound. So each claim takes one value per run and a t interval
+(of the logs) over the invocations' means, or over the runs of a single invocation, for that
+invocation only (docs/experiments.md, "scheduling-noise").
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """
 The thesis's claims about timing APIs, each judged on one input's samples by the report's
-verdict policy (docs/verdicts.md).
-
-Ratios of means rest on the rerun where there are two or more (the load levels and timers of one
-rerun pair up), else on the runs of the one invocation, and the evidence says which. A claim made
-of k parts (APIs, load levels) judges each on a 1 - alpha/k interval (Bonferroni), so that one
-wrongly refuted part of k is as rare as for a single claim. A part of an equivalence claim whose
-timer grid is at least twice the margin (GNU time's 10 ms at a 0.09 s input) can never be
-confirmed, however many reruns: it still refutes the claim when its interval lies wholly outside
-the margin (k counts it, so refuting keeps its level), else it is set aside with that reason and
-the claim is judged on the other parts; a claim with no part left is not testable here. One
-function per claim; each returns
-its findings as a list (empty where the data cannot judge it); each part names its quantity
-(Part.quantity) for the report's contradiction check.
+verdict policy (docs/verdicts.md): ratios over reruns where there are two or more, each of k parts
+on a 1 - alpha/k interval, and a part on a timer grid twice the margin set aside unless it refutes
+(docs/experiments.md, "Claims and ratios"). One function per claim returns its findings as a list
+(empty where the data cannot judge it); each part names its quantity for the contradiction check.
 """
 
 import dataclasses

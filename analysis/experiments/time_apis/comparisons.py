@@ -36,12 +36,9 @@ def ratio(samples, quantity, base, other, confidence=0.95, what=""):
     """mean of `other` / mean of `base` (masks over the samples; runs with a valid `quantity` only) as an Estimate,
     paired by rerun, on the grid of the timers' values; None when either side has fewer than two runs.
 
-    A timer that prints 10 ms steps cannot show the program's time finer than that when its values
-    do not scatter over several steps: each side's mean is then known to half its timer's step, and
-    the ratio to half the sum of both steps / the base mean. Values that scatter over several steps
-    (bash's 1 ms steps under a run-to-run spread of 0.7 ms) average the rounding out, and their mean
-    is held to far less (analysis.core.timers.mean_offset_bound): the ratio's grid is twice the sum
-    of both sides' bounds / the base mean."""
+    A mean is known to half its timer's step where the values do not scatter over several steps, and
+    far closer where they do and the rounding averages out (analysis.core.timers.mean_offset_bound);
+    the ratio's grid follows from both sides' (docs/experiments.md, "Claims and ratios")."""
     values = getattr(samples, quantity)
     base, other = base & samples.usable(quantity), other & samples.usable(quantity)
     if base.sum() < 2 or other.sum() < 2:

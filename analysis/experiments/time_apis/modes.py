@@ -1,12 +1,10 @@
 """
 What the mode rule (analysis.core.modality) can see at a given number of runs.
 
-The thesis saw bi- and tri-modal CPU-time histograms of 1000 runs. The mode rule keeps a mode
-only if it holds at least max(5 %, 8/n) of the runs, so at n = 30 a second mode of 20 % of the
-runs is below its floor (26.7 %) and cannot be found: "no second mode" at such n says nothing
-about the claim. ``detection_rate`` measures by simulation how often the rule finds a second
-mode of a given share; ``DETECTS_FROM`` is the smallest n (of those tried) at which it finds one
-of SECOND_MODE in at least 90 % of samples, recorded here and checked by a test.
+The rule keeps a mode only if it holds max(5 %, 8/n) of the runs, so at the preset's n = 30 a
+second mode of 20 % cannot be found. ``detection_rate`` simulates how often the rule finds one;
+``DETECTS_FROM`` is the smallest n at which it finds SECOND_MODE in 90 % of samples, checked by a
+test (docs/experiments.md, "Modes").
 """
 
 import numpy as np

@@ -1,12 +1,8 @@
 """
-The samples of the time-APIs experiment (seed 000): one entry per run.
-
-Per run: which timing API measured it (the run definition's `--timer`), the background load, the
+The samples of the time-APIs experiment (seed 000): one entry per run, with its timing API, load,
 input, BenchExec's cgroup values (the ground truth) and what the timer and the program reported.
-"Observed" CPU time is what a user of each API reads: user+sys of the timer, or BenchExec's
-cputime for runexec. Runs that timed out, failed or lack a value stay in the samples; each
-statistic takes the runs whose value of its quantity is a measurement (usable(), the kit's one
-rule in analysis.core.validity), so a run without a CPU time still counts for its wall time.
+Runs that timed out, failed or lack a value stay; each statistic takes the runs whose value of its
+quantity is a measurement (analysis.core.validity). docs/experiments.md, "time-apis".
 """
 
 import re

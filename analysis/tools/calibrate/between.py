@@ -2,34 +2,10 @@
 Calibration between invocations: how often does compare cry wolf when base and new are separate
 benchexec invocations of the same thing, and what does it see with M reruns a side?
 
-Input: K real invocations of one definition (result files or directories), and optionally K'
-invocations of a slower variant (same run definitions and task names). The rows are those compare
-would judge: every column (by default compare's: cputime and walltime) of every run definition and
-input, and they form one Holm family, as in compare (analysis.tools.calibrate.family). Two rules
-judge the same splits:
-
-* old: every side's runs pooled, Welch's t-test on the runs (compare's rule within one invocation,
-  what compare did with reruns before they became the unit);
-* new: compare's rerun rule, Welch's t-test on the rerun means (analysis.tools.compare.reruns).
-
-Both need a Holm-adjusted p < alpha over the family for "significant" and also |ratio - 1| >
-threshold for a verdict other than "~". A split draws whole invocations: all columns (and all
-inputs measured in them) go to the same side. Vectorized over splits with scipy.stats.ttest_ind
-(axis=1) and ttest_ind_from_stats (pooled sides from per-invocation counts, means and variances).
-
-* A/A: `splits` random splits of the K invocations into two disjoint sides of M; rates with exact
-  binomial CIs (scipy.stats.binomtest). The splits share the K invocations, so the CI is that of
-  these K invocations' split distribution, narrower than the uncertainty about the machine.
-  Beside it the contiguous windows: invocations i..i+M-1 against i+M..i+2M-1 in date order
-  (yesterday against today), few and overlapping, so counts only.
-* power: M random base invocations against M random slower ones (M = 3, 5, 7, 10), share "slower".
-* sequential (--until PCT, as `timekit ab --until`): pairs of invocations added from M = 3 on
-  until every row's two-stage bootstrap CI half-width is below PCT or K/2 is reached; the
-  verdict's A/A rate and power, and how many reruns it took.
-* simulated: the new rule over the family on lognormal data at each row's measured within- and
-  between-rerun CVs and runs per invocation (rows independent), for M = 2..20: A/A rate and power
-  against the measured slowdown and 5 %, to say which M reaches a target that the K real
-  invocations cannot show.
+Whole invocations are split into sides and judged by the old rule (runs pooled) and compare's
+rerun rule, over compare's Holm family: A/A, power against a slower variant, the `--until` rule,
+and a simulation at the measured CVs (docs/calibration.md, "Between invocations: the rerun as
+the unit").
 """
 
 from __future__ import annotations

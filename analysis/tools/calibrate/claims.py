@@ -1,13 +1,11 @@
 """
 `timekit calibrate --claims`: how often each finding's verdict is wrong, measured by simulation.
 
-Every experiment declares, next to its claims, how each one is judged (analysis.core.verdicts.
-ClaimSpec: the kind of claim, its bound or margin, the runs n and reruns M of the quick and the
-full preset). For each claim this module draws result sets in which the claim is true, false and
-exactly at its bound, with this machine's drift between invocations (a lognormal level per rerun)
-on top of the run-to-run noise, computes the interval the report computes (a t interval over the
-per-rerun ratios when M >= 2, a bootstrap over runs when M = 1) and applies the same verdict
-function. A verdict is wrong when it says "confirmed" for a false claim or "refuted" for a true one.
+For each claim an experiment declares (analysis.core.verdicts.ClaimSpec), result sets in which it
+is true, false and exactly at its bound are drawn with this machine's drift between invocations,
+judged by the report's own interval and verdict function, and counted: a verdict is wrong when it
+confirms a false claim or refutes a true one (docs/verdicts.md, "Measured: how often a verdict is
+wrong").
 """
 
 import json

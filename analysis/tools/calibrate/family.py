@@ -1,17 +1,10 @@
 """
 The Holm family of `timekit compare` (and `ab`), as calibrate and plan must apply it.
 
-compare judges every row (run definition, input, column) of a comparison and Holm-corrects over
-all of them: with its default columns, cputime and walltime, each row of one input is tested at
-about alpha / 2, because walltime on a busy machine is rarely significant and then does not lift
-cputime's threshold. A calibration of one column alone (a family of one) states a power the
-default command does not have (issue: measured 10 of 30 real 5-vs-5 splits "slower" by default,
-20 of 30 with --column cputime). So calibrate and plan take the same columns and form the same
-family, and say which one they used.
-
-Here: loading the invocations of every row aligned by invocation (a split draws invocations, and
-all columns of those invocations go with them, as they would into compare), and Holm's step-down
-on many splits at once.
+compare Holm-corrects over every row (run definition, input, column) of a comparison, so a
+calibration of one column alone states a power the default command does not have. Here: the
+invocations of every row loaded aligned by invocation (a split takes all columns of an invocation
+with it), and Holm's step-down on many splits at once (docs/calibration.md, "The family").
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """
 Calibration of the paired designs (blocks, duet) on real invocations, by resampling.
 
-Input: a paired A/B directory of K invocations of A against A (the same command on both sides),
-and optionally one of A against a slower B. Each invocation gives every row (run definition x
-column) one log ratio (analysis.tools.compare.blocks); the rows of an invocation travel together.
-
-* fixed design: M of the K invocations drawn without replacement, `draws` times, for M = 3, 5,
-  7, 10 (up to K): the verdict as compare gives it (one-sample t on the M log ratios, Holm over the
-  rows, slower/faster only beyond the threshold). A/A: the share of draws with any row called
-  slower or faster, with its exact binomial CI (scipy.stats.binomtest); against B: per row the
-  share called slower (power).
-* --until-decided: the K invocations in a random order, looked at after each from M = 3 with the
-  paired sequential rule (analysis.tools.plan.sequential.run_paired_sequence) at alpha / rows, M_max
-  = K; A/A wrong and power as above, and the M at which the rows were decided.
-The draws share the K invocations: the CIs are those of these K invocations' resampling
-distribution, narrower than the uncertainty about the machine. Target: A/A wrong at most alpha +
-1.5 points.
+From a paired A/B directory of K invocations of A against A (and optionally one against a slower
+B), each invocation gives every row one log ratio; draws of M invocations give the fixed design's
+A/A rate and power, random orders those of `--until-decided` (docs/calibration.md, "Paired
+designs"). Target: A/A wrong at most alpha + 1.5 points.
 """
 
 from __future__ import annotations

@@ -3,14 +3,8 @@ Calibration of `timekit ab --until-decided` on real invocations, by resampling: 
 pair of invocations with the group-sequential rule of analysis.tools.plan.sequential, over the same
 Holm family as compare (each row at alpha / k).
 
-* A/A: the base invocations in a random order, split alternately into two sides (K/2 each); a
-  trial's wrong verdict is any row called "slower" or "faster". Target: at most alpha + 1.5 points.
-* power: base and slower invocations each in a random order, a side's reruns taken in that order;
-  per row the share called "slower", and the M at which each row was decided (undecided: M_max).
-* against the fixed design: the real M-vs-M splits of compare's fixed rule (between.power) at every
-  M up to M_max; the fixed design "of the same power" is the smallest M whose real power reaches
-  the sequential rule's, and the sequential rule should decide no later on average.
-M_max is the largest M the A/A splits allow (K/2), the same in both, so the boundaries are the same.
+A/A rate, power, and the fixed design of the same power, with the same M_max (K/2) in all
+(docs/calibration.md, "Decide, then stop: `ab --until-decided`").
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """
-Calibration of `timekit compare`: how often does it cry wolf, and what can it see?
+Calibration of `timekit compare` within one invocation: how often does it cry wolf, and what can
+it see?
 
-compare's decision for one row (one run definition, input and column) is Welch's t-test
-(scipy.stats.ttest_ind, equal_var=False) at alpha, and the verdict "slower"/"faster" needs that AND
-a change of the ratio of means beyond the noise threshold (stats.verdict). Holm over rows only
-makes each row stricter, so a row alone (a family of one, Holm p = p) is the case calibrated here.
-
-* A/A false-positive rate: one sample of run times is split at random into two halves many
-  times and each split is judged by that rule: the share called significant, and the share whose
-  verdict is not "~". Splits of one finite sample are not independent draws (they share the same
-  values, so the rate is the rate of the permutation distribution of this sample, and its binomial
-  CI is narrower than the uncertainty about the underlying process); the same rate is therefore also
-  measured on fresh, independent pairs drawn from a lognormal with the sample's mean and CV.
-* Power: the share of simulated pairs (lognormal noise at the CV, n runs per side, the new side
-  slower by 1, 2 or 5 %) where the test is significant, and where the verdict is "slower"; beside
-  it the analytic power of Welch's test (noncentral t, Welch-Satterthwaite df) and a normal
-  approximation of the verdict's power (the test's critical value with the true standard error and
-  the threshold on the ratio, integrated by Gauss-Hermite quadrature), as cross-checks.
-
-A slowdown below the threshold is by design almost never "slower" (the threshold exists because
-separate benchexec invocations drift by more than such changes), and the verdict's power for a
-change that equals the threshold tends to one half, not one, as n grows.
+compare's rule for one row (Welch's t at alpha, and a ratio beyond the threshold) is measured as
+a row alone: the A/A rate over random splits of one sample and over fresh lognormal pairs at its
+CV, and the power against 1, 2 and 5 % slowdowns, simulated and analytic. docs/calibration.md,
+"A/A: false positives when nothing changed" and "Power".
 """
 
 from __future__ import annotations
@@ -155,10 +140,9 @@ def calibrate(source, alpha=ALPHA, threshold=THRESHOLD, splits=SPLITS, draws=DRA
               sizes=SIZES, effects=EFFECTS, seed=SEED, family_size=1):
     """The A/A rates and the power table, from a sample of run times (array-like) or a CV (number,
     a fraction: 0.012 = 1.2 %; a seeded synthetic lognormal sample of SYNTHETIC_N stands in).
-    In a Holm family of `family_size` rows (compare's rows over its columns), the row is judged at
-    alpha / family_size: Holm's level for a row when no other row is significant, which is the A/A
-    case and, when only this column slows down, the power case too; when other rows are significant
-    as well, Holm lets this row through at up to alpha, so the power here is then a lower bound."""
+    In a Holm family of `family_size` rows the row is judged at alpha / family_size, Holm's level
+    when no other row is significant, so the power is a lower bound where others are
+    (docs/calibration.md, "The family")."""
     family_size = max(1, int(family_size))
     row_alpha, alpha_family = alpha / family_size, alpha
     alpha = row_alpha

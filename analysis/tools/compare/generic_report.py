@@ -1,11 +1,10 @@
 """The report's section for result files that belong to no experiment of the kit.
 
-Any BenchExec result file gets something: per run set the runs by status and by outcome class
-(BenchExec's categories), CPU time, wall time and memory summaries over the runs that finished
-normally with valid values (left-out values counted with their reason), and a quantile plot of
-all run sets; for two or more run sets that share tasks, the paired comparison over tasks
-(analysis.tools.compare.paired) of each against the first in date order. What was analysed and what was
-skipped, with the reason, comes back as lines for the terminal: never a silently empty page.
+Any BenchExec result file gets something: per run set the runs by status and outcome, CPU, wall
+time and memory summaries and a quantile plot; for run sets that share tasks, the paired
+comparison of each against the first. What was analysed and what was skipped comes back as lines
+for the terminal, never a silently empty page (docs/calibration.md, "One run per task, one
+invocation a side").
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """
 `timekit compare BASE NEW` over tasks: one run per task on each side, paired task by task.
 
-Competition-style run sets (every task once) have no repetitions to pool: the change is measured
-per task and summarised over tasks. Per pair of run sets and column:
-
-* the tasks paired, on one side only, and the status transitions (analysis.tools.compare.pairing);
-* over the tasks that finished normally on both sides with valid values (analysis.core.validity),
-  after the min-time filter (tasks whose CPU time is under --min-cputime seconds, default 0.5 s,
-  are dominated by start-up noise and left out; "CPU time" is the geometric mean of both sides'
-  times, because selecting on one side, or on "under on both sides", keeps a task more often when
-  its new time is noisy upward and so biases the ratio: at 5 % slower with 3 % noise by +1 %,
-  which the tests saw): the geometric mean of the per-task ratios
-  new/base with a bootstrap CI (scipy.stats.bootstrap, BCa, on the log ratios; a Student t
-  interval beyond BOOTSTRAP_MAX_N tasks, where the two agree), the Wilcoxon signed-rank test on
-  the log ratios (scipy.stats.wilcoxon: is the typical task faster or slower?) and the shares of
-  tasks faster and slower beyond --threshold;
-* the same per task set (BenchExec's block, else the task's directory), Holm over the task sets.
-
-The verdict of a row is "slower"/"faster" only when its Holm-corrected Wilcoxon p (over all
-run-set x column rows) is below alpha and the geometric mean is beyond the threshold on the side
-the Wilcoxon statistic points to, else "~". The two can point apart (most tasks a little faster,
-a few much slower): the test then found a change opposite to the size, and the row says "mixed"
-instead of taking its direction from one statistic and its significance from the other.
-The exit code is 1 when a time column (cputime, walltime) is significantly slower beyond the
-threshold or a task that was not wrong before is wrong now; NOTHING_COMPARED when no column of any
-run set pair has a task left to compare (every task under --min-cputime, say): such a comparison
-is no answer, and a CI gate must not pass on it; else 0.
+Competition-style run sets have no repetitions to pool, so the change is measured per task and
+summarised over tasks (and task sets): the geometric mean of the per-task ratios with a bootstrap
+CI, the Wilcoxon signed-rank test on the log ratios, Holm over the rows. The filter, the verdict
+("mixed" included) and the exit codes: docs/calibration.md, "One run per task, one invocation a
+side".
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ def add_arguments(parser):
                         help="paired mode: write report.html (scatter and quantile plots) and the PNGs into DIR")
 
 
-def applies(args, base_tables, new_tables) -> bool:
-    """Paired mode: asked for, or each side one invocation with every task once."""
-    if getattr(args, "paired", False):
+def applies(options, base_tables, new_tables) -> bool:
+    """Paired mode: asked for (CompareOptions.paired), or each side one invocation with every task once."""
+    if options.paired:
         return True
     sides = (base_tables, new_tables)
     return all(len({(t.benchmark, t.date) for t in side}) == 1 for side in sides) and pairing.one_run_per_task(
@@ -43,24 +43,26 @@ def wanted_columns(columns=None):
     return wanted
 
 
-def run(args, sides, environment=None):
-    """`timekit compare` in paired mode on the loaded RunTables of both sides, [base, new]: print
-    the comparison, write the report if asked (`environment`: its Environment rows); the exit code. The list is emptied: each side's
-    tables are freed once its run sets are made (a million runs: tens of MB each)."""
+def run(options, sides, environment=None):
+    """`timekit compare` in paired mode (its CompareOptions) on the loaded RunTables of both sides,
+    [base, new]: print the comparison, write the report if asked (`environment`: its Environment
+    rows); the exit code. The list is emptied: each side's tables are freed once its run sets are
+    made (a million runs: tens of MB each)."""
     from analysis.tools.compare import paired  # scipy: only when comparing, not for --help
     from analysis.tools.compare import paired_text
 
-    columns = tuple(args.columns or pairing.DEFAULT_COLUMNS)
+    columns = tuple(options.columns or pairing.DEFAULT_COLUMNS)
     base = pairing.run_sets(sides.pop(0), columns)
     new = pairing.run_sets(sides.pop(0), columns)
-    result = paired.compare_paired(base, new, columns,
-                                   alpha=args.alpha, threshold=args.threshold, min_cputime=args.min_cputime)
+    min_cputime = pairing.MIN_CPUTIME if options.min_cputime is None else options.min_cputime
+    result = paired.compare_paired(base, new, columns, alpha=options.alpha, threshold=options.threshold,
+                                   min_cputime=min_cputime)
     if not result.comparisons:
-        raise UserError(f"{args.base} and {args.new}: no pair of run sets to compare ({'; '.join(result.skipped)})")
-    print(paired_text.render(result, args.format))
-    if getattr(args, "report", None):
+        raise UserError(f"{options.base} and {options.new}: no pair of run sets to compare ({'; '.join(result.skipped)})")
+    print(paired_text.render(result, options.format))
+    if options.report:
         from analysis.tools.compare import paired_plots
 
-        written = paired_plots.write(result, args.report, environment)
+        written = paired_plots.write(result, options.report, environment)
         print(f"report: {written['html']} (figures: {', '.join(p.name for p in written['png'])})", file=sys.stderr)
     return result.exit_code

@@ -1,16 +1,8 @@
 """Figures of competition-style run sets and the paired comparison's report section.
 
-Two figures, as table-generator and SV-COMP draw them, but from the kit's numbers:
-
-* scatter: each paired task's CPU time, base against new, on log-log axes; tasks that timed out
-  are pinned at the time limit (so a task that newly times out sits on the top edge), with the
-  diagonal and the ±threshold lines;
-* quantile plot: per run set, the CPU times of its correct results sorted (the n-th fastest
-  against its time), SV-COMP's way of showing how many tasks a tool solves within a time; where a
-  file knows no expected verdicts, its runs that finished normally.
-
-Both are drawn with matplotlib (Agg) in the kit's style (core.plots.styled_figure); 1,000,000
-points are drawn as pixels in a second or two.
+Two figures, as table-generator and SV-COMP draw them but from the kit's numbers: a log-log
+scatter of each task's CPU time, base against new (timeouts pinned at the limit), and a quantile
+plot per run set (docs/calibration.md, "One run per task, one invocation a side").
 """
 
 from __future__ import annotations

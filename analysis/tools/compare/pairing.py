@@ -1,18 +1,9 @@
 """Run sets of one run per task, and which run of one side is which run of the other.
 
-Competition-style result sets (SV-COMP, a tool's nightly regression run) hold each task once per
-run set: a task is not a sample of anything, it is the unit. Two run sets are compared task by
-task, so runs are paired by BenchExec's run identity, the task name plus its properties (what
-table-generator's TaskId keys rows by). Paths move between versions of a benchmark collection;
-tasks left over after exact matching are matched by the longest tail of their path that is
-unique on both sides (file name at least), and the rest is counted and listed as present on one
-side only.
-
-Each run gets an outcome class from BenchExec's own result categories (benchexec.result):
-correct, wrong, timeout, out of memory, error/unknown, or finished (a normal end where the file
-knows no expected verdict, like the kit's own workloads). Scores are the file's `score` column
-where it has one, else BenchExec's SV-COMP scheme (Property.compute_score) where runs carry
-correct/wrong categories.
+A task is the unit, so runs are paired by BenchExec's run identity (task name and properties),
+then by the longest unique tail of their path; the rest is listed as on one side only. Each run
+gets an outcome class from BenchExec's result categories, and a score (the file's, else SV-COMP's
+scheme). docs/calibration.md, "One run per task, one invocation a side".
 """
 
 from __future__ import annotations

@@ -2,35 +2,10 @@
 Rerun-level statistics: when each side of a comparison holds several benchexec invocations
 (reruns) of one run definition and input, the rerun is the unit.
 
-Runs of one invocation share the state the machine was in (other jobs, caches, frequency, where
-the scheduler put things), so their spread says nothing about how far the mean moves from one
-invocation to the next; on a shared VM that move (1-5 %) is larger than the spread of the runs'
-mean. Kalibera & Jones ("Rigorous Benchmarking in Reasonable Time", ISMM 2013) treat such
-experiments as levels: invocations, then runs within each; the variation of every level enters
-the test and the confidence interval. Here:
-
-* the test is Welch's t-test on the rerun means (scipy.stats.ttest_ind, equal_var=False): its
-  null distribution has the between-rerun variance in it, because that variance is in the spread
-  of the means. Each rerun weighs the same. Mann-Whitney U on the rerun means is shown beside it.
-* the change is the ratio of the means of rerun means, with a two-stage bootstrap CI: resample
-  the reruns (with replacement), then the runs within each drawn rerun (with replacement), as
-  Kalibera & Jones's hierarchical bootstrap does. The interval is the expanded percentile interval
-  (Hesterberg, "What Teachers Should Know About the Bootstrap", Am. Stat. 2015): with M reruns a
-  side the plain percentile interval is too narrow (a bootstrap of M means has (M-1)/M of their
-  variance and normal, not t, tails), so the percentiles are taken at alpha' = 2 Phi(-sqrt(M/(M-1))
-  t(1-alpha/2, df)), M the smaller side, df Welch's. Simulated coverage of the 95 % interval with
-  2 % drift, 1 % within CV, n = 30: 86 % plain, 95 % expanded at M = 5 (88 % at M = 3, 76 % at
-  M = 2). When reruns hardly differ, the second stage counts the within-rerun variance twice and
-  the interval is conservative (100 % at M = 5). Vectorized: one draw per
-  (resample, slot) for the reruns, then per rerun one array of run indices for all the slots that
-  drew it. When resamples x runs exceed EXACT_DRAWS on a side, the inner stage draws each rerun's
-  resampled mean from its normal limit N(mean, var/n) instead (the bootstrap distribution of a
-  mean of thousands of values; that stage then adds var/n, which is tiny next to the rerun level).
-* the variance components come from a one-way random-effects ANOVA per side (reruns random),
-  pooled over the two sides as in a nested design (the sides may differ in mean, so their
-  difference never counts as rerun variance): within = MSW, between = max(0, (MSB - MSW) / n0).
-  Their shares say where the noise is: a large between-rerun share means more reruns help and more
-  runs per rerun do not. The F test (MSB / MSW) says whether the reruns differ at all.
+Runs of one invocation share the machine's state, so their spread says nothing of how far the
+mean moves to the next invocation. After Kalibera & Jones (ISMM 2013): Welch's t on the rerun
+means, a two-stage bootstrap CI (expanded percentiles), and the variance components of a one-way
+random-effects ANOVA (docs/calibration.md, "Between invocations: the rerun as the unit").
 """
 
 from __future__ import annotations

@@ -2,34 +2,9 @@
 Task sets across invocations: one row per run definition, task set and column when each side is
 M benchexec invocations of a one-run-per-task definition (a competition's tasks, rerun M times).
 
-Per task and invocation there is one run, so a task is no sample of anything: a row per task is
-thousands of rows with one value an invocation, and none of them answers "is new slower over the
-set?". Tasks and invocations are crossed levels: every invocation runs every task, and an
-invocation's machine state (other jobs, frequency, caches) moves all of its tasks at once, so the
-tasks of one invocation are not independent replicates. The invocation stays the unit, as in
-compare's rerun rule (analysis.tools.compare.reruns), and the tasks are summarised within it:
-
-* the tasks of a row: those of the task set (BenchExec's block of per-task-set files, else the
-  task's directory, as the paired compare groups them: analysis.tools.compare.pairing) whose run
-  finished normally with a valid, positive value (analysis.core.validity) in every invocation of
-  both sides, so that every invocation is summarised over the same tasks; the others are left out
-  and counted by reason;
-* per invocation, the geometric mean of those tasks' values (mean log). The change is
-  exp(mean log new - mean log base), which is the geometric mean over the invocation pairs (base
-  rerun k with new rerun k, in date order) of the geometric mean of the per-task ratios new/base
-  within each pair; the pair ratios are kept in the row;
-* the test: Welch's t-test (scipy.stats.ttest_ind, equal_var=False) on the per-invocation log
-  geometric means, M a side, and its t interval of the difference, exponentiated, as the 95 % CI.
-  It is compare's rerun rule with an invocation's geometric mean as its rerun mean, the rule that
-  ab's sequential boundaries and plan's power assume. A paired t on the M pair ratios would use
-  ab's pairing but has M - 1 df instead of about 2M - 2 (at M = 3: critical t 4.30 against 2.78),
-  and ab already randomizes the order within each pair;
-* the variance components of the crossed design per side (two-way ANOVA without replication on
-  the log values, invocations x tasks, task effects removed, pooled over the sides): the
-  invocation level's share of the variance; the rest is the task-by-invocation noise.
-
-The set of tasks is taken as fixed (the question is about these tasks), so the spread of the
-per-task ratios between tasks is the set's make-up, not noise; per-task rows (--per-task) show it.
+An invocation moves all of its tasks at once, so it stays the unit: per invocation the geometric
+mean over the tasks valid in every invocation, Welch's t on their logs, M a side, and the crossed
+design's variance components (docs/calibration.md, "Task sets across invocations").
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """
 Core heterogeneity across machines (seed 002's golden sample, over a fleet): one ranking of every
-(node, core) pair per workload from the runs themselves, the fleet's slowest / fastest ratio with a
-bootstrap CI, the cores whose runs vary far more than the fleet's other cores, and the K fastest
-cores of the fleet as a ranking file that `timekit cores run --ranking FILE` accepts on each node.
-
-The golden-sample file holds one core ranking per node (the format of `timekit cores rank`,
-restricted to that node's golden cores); `cores run` on a node picks its own entry (its SLURM node
-name inside a job, else its host name) and refuses, as for any ranking, one older than the boot.
+(node, core) pair per workload, the fleet's slowest / fastest ratio with a bootstrap CI, the cores
+whose runs vary far more than the fleet's others, and the K fastest cores as a ranking file that
+`timekit cores run --ranking FILE` accepts on each node, picking its own entry
+(docs/commands.md, "On a cluster").
 """
 
 import datetime

@@ -2,13 +2,9 @@
 Which node stands out: a node x measurement table per experiment with outliers flagged by a robust
 z-score, and the nodes ranked by the noise of their repeated workloads.
 
-Robust z (Iglewicz & Hoaglin 1993): z = (x - median) / (1.4826 MAD), MAD from
-scipy.stats.median_abs_deviation; where more than half the nodes agree exactly (MAD = 0) the mean
-absolute deviation x 1.2533 takes its place. |z| > 3.5 is an outlier. The median and MAD ignore
-the outliers they are meant to find, which the mean and sd do not; they need at least 3 nodes.
-Where the nodes agree more closely than matters, the spread has a floor, so that no difference
-below it is called an outlier: for a measurement, MIN_CHANGE of the median (compare's noise
-threshold); for a CV, the CV's own standard error at the runs measured (CV sqrt((1 + 2 CV^2) / 2n)).
+Robust z (Iglewicz & Hoaglin 1993): (x - median) / (1.4826 MAD), |z| > 3.5 an outlier, from 3 nodes
+on; the spread has a floor (MIN_CHANGE of the median, or a CV's own standard error), so that no
+difference smaller than matters is called an outlier (docs/commands.md, "On a cluster").
 """
 
 import numpy as np

@@ -2,11 +2,9 @@
 `timekit ab --until-decided`: the look after every pair of invocations, what each verdict cost,
 and, for a row left undecided, the plan that would decide it.
 
-A look reads the A/B directory as compare would (the same columns, one Holm family) and runs the
-group-sequential rule (analysis.tools.plan.sequential) over each row's rerun means in the order
-they were measured; a row is decided at its first decided look and stays so. ab stops when every
-row is decided, at --max-reruns (the boundaries' M_max), or when the next pair would exceed the
-budget (its alpha then stays unspent: the error rate only gets lower).
+A look reads the A/B directory as compare would and runs the group-sequential rule
+(analysis.tools.plan.sequential) over each row's rerun means; a row decided at a look stays so
+(docs/calibration.md, "Decide, then stop: `ab --until-decided`").
 """
 
 from __future__ import annotations

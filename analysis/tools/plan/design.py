@@ -3,30 +3,9 @@ The cheapest design (M invocations a side, n runs each) that lets compare's reru
 given slowdown "slower" with a given power, after Kalibera & Jones ("Rigorous Benchmarking in
 Reasonable Time", ISMM 2013).
 
-The model is the one compare tests with: a side's rerun means vary by
-
-    var(rerun mean) = s_between^2 + s_within^2 / n        (relative: CV_between^2 + CV_within^2 / n)
-
-and compare runs Welch's t-test on the M rerun means a side. A side costs M (c_invocation + n c_run).
-For a fixed precision the cost is smallest at Kalibera & Jones's optimal repetition count of the
-lower level,
-
-    n* = sqrt(c_invocation s_within^2 / (c_run s_between^2)),
-
-the cost of starting one more invocation against the cost of one more run, weighed by the variance
-each level adds. (K&J round n* up; here both neighbours are priced, at least 2 runs so that the next
-pilot can estimate both components again.) M then follows from the power of the two-sample t-test
-on rerun means, effect size d = effect / CV(rerun mean): statsmodels' TTestIndPower (noncentral t,
-df = 2M - 2) is that textbook solver and is used as it is, for M (its power function over a grid of
-M, robust where its root finder is not: M below 2, or thousands) and, with a budget, for the
-smallest detectable d (solve_power).
-
-What statsmodels does not know, a simulation of compare's actual rule checks: Welch's df instead
-of 2M - 2, lognormal rerun levels, the verdict's threshold (a change no larger than it is "~" by
-design), and the Holm family. In a family of k rows, a row is tested at alpha / k when no other row
-is significant: the plan uses that level, so its power is a lower bound for the family the user
-will run (Holm gives more when other rows are significant too). When the simulated power falls
-short of the target, M grows until it does not.
+n comes from K&J's optimal repetition count, M from statsmodels' TTestIndPower on the rerun means,
+and a simulation of compare's actual rule (Welch's df, lognormal levels, the threshold, Holm) raises
+M until the power holds (docs/calibration.md, "Planning: `timekit plan`").
 """
 
 from __future__ import annotations

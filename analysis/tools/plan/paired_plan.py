@@ -2,12 +2,10 @@
 `timekit plan DIR` where DIR is a paired A/B run (blocks or duet of commands, blocks of two
 definitions): how many invocations its design needs.
 
-Under a paired design an invocation gives each row one log ratio, so the plan has one dimension:
-M invocations. From the pilot's invocations: the sd of a row's log ratio between invocations, and
-what an invocation took here (the manifest's seconds). M is the smallest number (from 3) at which
-the one-sample t test at alpha / rows calls a slowdown of --effect with --power: power from the
-noncentral t (df M - 1, noncentrality ln(1 + effect) sqrt(M) / sd). With --budget, the smallest
-slowdown that the invocations the budget buys can show with that power.
+An invocation gives each row one log ratio, so M is the smallest number of invocations at which
+the one-sample t test at alpha / rows calls a slowdown of --effect with --power (noncentral t);
+with --budget, the smallest slowdown the budget can show (docs/calibration.md, "Planning:
+`timekit plan`").
 """
 
 from __future__ import annotations

@@ -2,18 +2,9 @@
 A pilot for `timekit plan`: per row (run definition, input, column) the variance between and
 within benchexec invocations, and what an invocation and a run cost on this machine.
 
-Conditions: every PILOT path is one condition (a directory of result files, a sweep, one result
-file); an A/B directory (`timekit ab`'s, with ab.json) is two, its base/ and new/. A row's variance
-components are pooled over the conditions that hold 2+ invocations of it, as in a nested design
-whose sides may differ in mean (analysis.tools.compare.reruns.variance_components), so a pilot of
-base and new measures the noise, not the change.
-
-Costs come from BenchExec's own timestamps: each run's `starttime` and each result's `starttime`
-and `endtime`. Sorted by start, a run costs the time until the next run of the invocation starts
-(the run, its container set-up and BenchExec's bookkeeping); the invocation's fixed cost is the
-rest of its span. Where the kit's manifest (sweep.json, ab.json) recorded how long the whole
-benchexec process took, the time outside BenchExec's span (Python start-up, container set-up,
-writing the files) is added to the fixed cost.
+Variance components are pooled over the pilot's conditions (an A/B directory is two), so a pilot
+of base and new measures the noise, not the change; costs come from BenchExec's timestamps and
+the kit's manifest (docs/calibration.md, "Planning: `timekit plan`").
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """
 Give up what the budget cannot decide, so that rounds are not spent on claims whose estimate sits
-too near their bound for any M the budget allows (the runs that showed it: docs/calibration.md).
+too near their bound for any M the budget allows.
 
 From look M = GIVE_UP_FROM on, a claim is no longer waited for when even an optimistic forecast
-needs more reruns than the budget allows: its estimate one standard error further from the bound
-(nearer a decision) than now, its SE shrinking as 1/sqrt(M), the interval at the claim's own level
-(the final look tests at nearly that; earlier looks are wider), and its spread at the 90 % lower
-confidence bound of the standard deviation (chi-square on M - 1 df): at M = 5 the sample SD can be
-1.4 x the true one by chance alone, and one disturbed invocation inflates it far more. The loop
-stops when no claim that can still be decided waits. Giving up changes no verdict and no level:
-the claim is still judged at every look, and is recorded if a look decides it; it only no longer
-keeps rounds going.
-
-The forecast starts from the finding's `decide` field, where the verdict policy put what would
-decide it (analysis.core.verdicts._needed: M = X reruns, sized on the interval at the claim's own
-level, Estimate.sizing, which its repeated parts carry as Part.claim_level): X = M (t * SE / d)^2, so the distance to the bound in
-SEs is d / SE = t * sqrt(M / X), t the quantile of the claim's level at M - 1 df. With the SE
-scaled to the optimistic spread (factor f) the distance is D = d / (f SE), and with the estimate
-one such SE nearer a decision it needs M' = M (t' / (D + 1))^2, t' at the df the budget allows.
-The parts of a claim must all be decided, so the largest X of its parts counts, unless a part
-lies on the refuting side: one refuted part decides the claim, so the smallest X of those counts,
-whatever the others say (analysis.core.verdicts.decide_of).
+(its estimate one SE nearer a decision, its SD at a 90 % lower bound) needs more reruns than the
+budget allows. Giving up changes no verdict and no level. docs/calibration.md, "Decide, then
+stop: `timekit run --until-decided`".
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
 """
 `timekit run EXPERIMENT --until-decided --budget T`: after the preset's invocations, one more rerun
-of the steps (the run definitions' order rotated as before) while a claim that can still be
-decided waits and the budget fits another round; the report's claims looked at after every round.
+of the steps while a claim that can still be decided waits and the budget fits another round; the
+report's claims looked at after every round.
 
-Looking after every round at fixed-level intervals would confirm or refute too often. The claims
-judged on a t interval over reruns (analysis.core.replication.over_reruns, most of the kit's
-claims) get repeated intervals instead: O'Brien-Fleming-type alpha spending by the share of the
-budget spent (analysis.tools.plan.share_spending; the look after which no round fits spends the
-rest), each look's interval at the nominal level of its boundary. The budget is wall time, the
-looks' own time included (analysis.tools.plan.look_budget). sweep.json's `sequential` records
-every look (M, share), so a report made later from the sweep applies the same levels.
-
-A decision stands: a claim decided at a look is recorded there (verdict, M, evidence) and the
-report keeps it, although rounds go on for other claims and all the data might read otherwise
-later; that is what the error rate of a group-sequential design is computed for. A claim no M
-within the budget can decide is given up (analysis.tools.plan.pursuit) and no longer waited for.
-Claims judged otherwise (an F interval over reruns, a bootstrap or order statistics over runs, a
-share) cannot be made sequential this way: the loop does not wait for them, they are judged once
-on the final data, and their evidence shows no repeated interval (docs/calibration.md).
-
-Rounds rerun every step: the claims do not declare which conditions (load levels, run
-definitions) they read, and their ratios pair conditions within a rerun, so a round of only some
-conditions would need both.
+Claims on a t interval over reruns get repeated intervals (analysis.tools.plan.share_spending), a
+decision stands, and sweep.json records every look; other claims are judged once, on the final
+data (docs/calibration.md, "Decide, then stop: `timekit run --until-decided`").
 """
 
 from __future__ import annotations

@@ -2,44 +2,11 @@
 Decide, then stop: compare's rerun rule looked at after every pair of invocations, with error
 rates that hold although it looks many times.
 
-Looking after every invocation and stopping at the first p < alpha would call an A/A comparison
-"slower" or "faster" far more often than alpha (about 3 times at 20 looks). Two ways keep the rate:
-
-* a confidence sequence (Howard, Ramdas, McAuliffe & Sekhon 2021): an interval valid at every
-  sample size at once, so any stopping rule is allowed and no maximum is needed. The price is
-  width: with a handful of rerun means a side, an anytime-valid interval for a mean of unknown
-  variance is several times wider than the t interval, and 5 % would need far more invocations
-  than the fixed design;
-* group-sequential alpha spending (Lan & DeMets 1983): a maximum M_max is fixed beforehand, and
-  each look spends part of alpha, as much as the spending function allows at its information
-  fraction M / M_max. With O'Brien-Fleming-type spending, alpha(t) = 2 - 2 Phi(z_{1-alpha/2} /
-  sqrt(t)), early looks spend almost nothing and the last look tests at nearly alpha, so the power
-  at M_max is close to the fixed design's while a large change stops early.
-
-The kit uses the second: it has a maximum anyway (--max-reruns, the budget), and it must not cost
-power against the fixed design of the plan. Looks that a budget cuts off leave their alpha unspent,
-which only lowers the error rate.
-
-Boundaries: the nominal p-value c_M below which a look at M reruns a side rejects, for Welch's test
-on rerun means, found by simulation under the null (standard normal rerun means; the sequence of
-Welch p-values of normal data does not depend on their mean or variance): at each look, the
-c_M that makes the share of null sequences first rejected there equal to the alpha spent there
-(20,000 sequences, seed 0, cached).
-
-The decision per row at a look with M reruns a side, in a Holm family of k rows tested at alpha / k
-each (Bonferroni: Holm's recycling of alpha between group-sequential rows, Maurer & Bretz 2013,
-is not used):
-* "slower"/"faster": Welch p < c_M and the ratio beyond the threshold (compare's rule at c_M);
-* "~" (decided): two one-sided tests (Schuirmann's TOST) at the look's c_M each reject a change
-  of +threshold and of -threshold, i.e. the repeated confidence interval (Jennison & Turnbull) at
-  level 1 - 2 c_M lies within +- threshold: no change as large as the threshold, by equivalence;
-* otherwise undecided: one more pair, or, at M_max or the end of the budget, inconclusive.
-A wrong "slower"/"faster" needs a null crossing. A wrong "~" under a change of exactly the
-threshold needs the one-sided statistic of that change, a t pivot, to cross c_M at some look,
-which the boundaries hold to about alpha / k over all looks (they were set for the two-sided
-test: one tail of it crosses at most as often). Simulated at M_max = 20 with the interval's
-noise small against the threshold, a wrong "~" comes at alpha / k; with noise near the threshold
-far less often, because the interval must fit on both sides (tests/test_sequential.py).
+Group-sequential alpha spending (Lan & DeMets 1983, O'Brien-Fleming type) up to M_max, with
+boundaries for Welch's test on rerun means found by simulation; per row "slower"/"faster" below
+the boundary and beyond the threshold, "~" by two one-sided tests, else undecided. Why not a
+confidence sequence, and why the error rates hold: docs/calibration.md, "Decide, then stop:
+`ab --until-decided`".
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
 """
 Alpha spent by the share of the budget used: the levels of `timekit run --until-decided`'s looks.
 
-The first version fixed M_max from a forecast of the round time and spent alpha by the
-information fraction M / M_max. When rounds then ran slower (other jobs, the looks' own time) the
-budget ended before M_max and the unspent alpha was lost power; when they ran faster the sweep
-stopped at M_max with budget left. Lan & DeMets's spending function works on any time scale that
-is fixed without looking at the data, calendar time included (Lan & DeMets 1989, "Group
-sequential procedures: calendar versus information time"): here the share of the budget used at
-a look, tau = seconds spent / budget, with the O'Brien-Fleming-type function alpha(tau) = 2 - 2
-Phi(z_{1-alpha/2} / sqrt(tau)) (analysis.tools.plan.sequential.spent). The look after which the
-budget fits no further round is the final one and takes tau = 1: it spends what is left of alpha,
-whatever the number of rounds before it.
-
-Why the error rate holds: at each look k the boundary c_k is chosen so that, under the null, the
-probability of a first crossing at look k equals alpha(tau_k) - alpha(tau_{k-1}), given the
-boundaries already used at looks 1 .. k-1 and the M of every look (the t statistics' correlation
-comes from the M's, which is what the simulation uses). The taus depend on clocks, not on the
-claims' data, so the crossing probability over all looks is alpha(tau_last) <= alpha. Stopping
-early (every claim decided, the rest given up) only leaves alpha unspent.
-
-The boundaries are simulated as analysis.tools.plan.sequential.boundaries does for `ab`, but for
-the one-sample t test over the first M of standard normal sequences (the t interval over per-rerun
-values that the claims use, analysis.core.replication.over_reruns; its p-values do not depend on
-the mean or variance), with one fixed set of sequences up to CAP values, so a look's boundary depends only on
-the looks up to it and a report made later from sweep.json finds the same levels.
+O'Brien-Fleming-type spending at tau = seconds spent / budget (Lan & DeMets 1989, calendar time),
+the final look spending what is left; boundaries for the one-sample t test over per-rerun values,
+simulated on one fixed set of sequences so a later report finds the same levels. Why not the
+information fraction, and why the error rate holds: docs/calibration.md, "Decide, then stop:
+`timekit run --until-decided`".
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from analysis.core.argtypes import positive_int
 from analysis.tools.plan.args import duration
 from analysis.experiments.core_heterogeneity import cli as cores_cli
 from analysis.tools import history_cli
+from analysis.tools.bisect import cli as bisect_cli
 from analysis.tools.calibrate import cli as calibrate_cli
 from analysis.tools.commands import cli as bench_cli
 from analysis.tools.compare import cli as compare_cli
@@ -113,6 +114,7 @@ def build_parser():
     ab_cli.add_parser(commands)
     bench_cli.add_parser(commands)
     history_cli.add_parser(commands)
+    bisect_cli.add_parser(commands)
     calibrate_cli.add_parser(commands)
     plan_cli.add_parser(commands)
     cores_cli.add_parser(commands)
@@ -302,7 +304,8 @@ def cmd_lint(args):
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
             "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_cli.run,
-            "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run, "bench": bench_cli.run}
+            "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run, "bench": bench_cli.run,
+            "bisect": bisect_cli.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 

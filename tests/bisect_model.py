@@ -1,0 +1,70 @@
+"""Simulated steps for the bisect search: each commit's true cost against GOOD plus noise, decided as
+the kit's A/B rule decides a row (analysis.tools.plan.sequential.decide): "slower"/"faster" where the
+change is significant and beyond the threshold, "same" where the two one-sided tests put it within
++-threshold, else one more look, up to `looks`, then "undecided". The looks split the step's alpha
+(Bonferroni), so a step errs at most at its alpha, as the real comparator must.
+
+This is where a model belongs: the search is tested against it; the real steps come from `timekit ab`.
+"""
+
+import functools
+import math
+
+from scipy.stats import norm
+
+from analysis.tools.bisect.search import Step
+
+
+@functools.lru_cache(maxsize=None)
+def _z(p):
+    return float(norm.ppf(p))
+
+
+class Model:
+    """compare(commit) over `truth` (commit -> true ratio to GOOD; read when asked) with a relative noise `sigma` per look."""
+
+    def __init__(self, truth, sigma, threshold, alpha, rng, looks=4, skipped=()):
+        self.truth, self.sigma, self.threshold, self.alpha = truth, sigma, threshold, alpha
+        self.rng, self.looks, self.skipped = rng, looks, set(skipped)
+        self.calls = []
+
+    def __call__(self, commit):
+        self.calls.append(commit)
+        if commit in self.skipped:
+            return Step("skipped", detail={"build": "failed"})
+        r, level = self.truth[commit], self.alpha / self.looks
+        total = 0.0
+        for look in range(1, self.looks + 1):
+            total += r * (1 + self.sigma * self.rng.standard_normal())
+            est, sd = total / look, self.sigma / math.sqrt(look)
+            half = _z(1 - level / 2) * sd
+            if abs(est - 1) > half and abs(est - 1) > self.threshold:
+                verdict = "slower" if est > 1 else "faster"
+                return Step(verdict, est, est - half, est + half, 1 - level, {"looks": look})
+            one = _z(1 - level) * sd
+            if 1 - self.threshold < est - one and est + one < 1 + self.threshold:
+                return Step("same", est, est - one, est + one, 1 - 2 * level, {"looks": look})
+        return Step("undecided", est, est - half, est + half, 1 - level, {"looks": self.looks})
+
+
+class Flipping:
+    """The worst case the bound allows: the right verdict (slower at or beyond the threshold, else
+    same), turned into the opposite one with probability exactly `alpha` on every step."""
+
+    def __init__(self, truth, threshold, alpha, rng):
+        self.truth, self.threshold, self.alpha, self.rng = dict(truth), threshold, alpha, rng
+
+    def __call__(self, commit):
+        r = self.truth[commit]
+        right = "slower" if r - 1 >= self.threshold else "same"
+        verdict = ({"slower": "same", "same": "slower"}[right] if self.rng.random() < self.alpha else right)
+        return Step(verdict, r, r - 0.002, r + 0.002, 0.95)
+
+
+def cumulative(steps):
+    """True ratios to GOOD of commits 1..n, each adding steps[k - 1] of GOOD's cost."""
+    out, r = [], 1.0
+    for s in steps:
+        r += s
+        out.append(r)
+    return out

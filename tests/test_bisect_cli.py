@@ -1,0 +1,83 @@
+"""`timekit bisect` end to end: bad input in one line, and on real git repositories of a C program
+the real A/B steps (benchexec, cmdrun, --until-decided) name the commit that adds 5 % work, and a
+history where every commit adds a little is reported as spread."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.bisect_repo import BASE, git, issue_work, make_repo
+from tests.helpers import REPO
+
+BUILD = "make -s prog"
+
+
+def timekit(*argv, cwd=REPO):
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", *map(str, argv)], cwd=cwd, capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def repo(scratch):
+    path = scratch / "repo"
+    shas = make_repo(path, issue_work(culprit=20, small=(7, 26)), broken={16})
+    git(path, "tag", "v1", shas[0])
+    return path, shas
+
+
+@pytest.mark.unit
+def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scratch, tmp_path):
+    path, shas = repo
+    cases = [
+        (("v1", "main", "./prog", "--build", BUILD, "--repo", tmp_path), "not a git repository"),
+        (("v0", "main", "./prog", "--build", BUILD, "--repo", path), "v0: unknown revision"),
+        (("main", "v1", "./prog", "--build", BUILD, "--repo", path), "not an ancestor"),
+        (("v1", "main", "./prog", "--build", "false", "--repo", path), "fails on GOOD"),
+        (("v1", "main", "./prog", "--repo", path), "--build"),
+        (("v1", "main", "./prog", "--build", BUILD, "--repo", path, "--threshold", "2"), "between 0 and 1"),
+        (("v1", "main", "./prog", "--build", BUILD, "--repo", path, "--resume"), "--resume"),
+    ]
+    for k, (argv, words) in enumerate(cases):
+        out = scratch / f"out{k}"
+        started = time.monotonic()
+        code, stdout, stderr = timekit("bisect", *argv, *(("--output", out) if "--resume" not in argv else ()))
+        assert code == 2, (argv, stdout, stderr)
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, (argv, stderr)
+        assert words in stderr, (argv, stderr)
+        assert time.monotonic() - started < 10
+        assert git(path, "status", "--porcelain") == ""  # the user's checkout untouched
+
+
+@pytest.mark.timing
+def test_bisect_names_the_commit_that_adds_five_percent(repo, scratch):
+    """33 commits after GOOD: commit 20 adds 5 % work, commits 7 and 26 add 0.3 % each, commit 16
+    does not build. Every step a real `timekit ab --until-decided` of the two builds."""
+    path, shas = repo
+    out = scratch / "bisect"
+    code, stdout, stderr = timekit("bisect", "v1", "main", "./prog", "--build", BUILD, "--repo", path,
+                                   "--output", out, "--budget", "60s")
+    assert code == 0, stdout + stderr
+    last = stdout.strip().splitlines()[-1]
+    assert last.startswith(f"culprit: {shas[20][:12]} add {BASE // 20} iterations (+"), stdout + stderr
+    assert "step 1: " in stderr and "commits left" in stderr
+    data = json.loads((out / "report" / "report.json").read_text())["data"]["bisect"]
+    assert data["kind"] == "culprit"
+    assert git(path, "status", "--porcelain") == ""
+
+
+@pytest.mark.timing
+def test_a_slowdown_added_by_every_commit_is_reported_as_spread(scratch):
+    """Ten commits, each adding 1 % work: BAD is 10 % slower, and no commit carries most of it."""
+    path = scratch / "repo"
+    shas = make_repo(path, [BASE // 100] * 10)
+    out = scratch / "bisect"
+    code, stdout, stderr = timekit("bisect", shas[0], "main", "./prog", "--build", BUILD, "--repo", path,
+                                   "--output", out, "--budget", "30s")
+    assert code == 0, stdout + stderr
+    data = json.loads((out / "report" / "report.json").read_text())["data"]["bisect"]
+    assert data["kind"] in ("spread", "range"), stdout
+    assert "spread" in stdout or "range" in stdout

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from analysis.tools.commands import choices, colocation, executions, paired_ab, pilot, spec
+from analysis.tools.commands import choices, colocation, executions, paired_ab, pilot, sentinel, spec
 from tests.helpers import REPO, run_isolated
 
 SPIN = REPO / "programs" / "bin" / "spin"
@@ -199,13 +199,13 @@ def test_an_explicit_co_located_design_refuses_a_command_that_runs_threads(progr
 @pytest.mark.unit
 def test_a_flagged_run_without_a_blocks_continuation_ends_undecided(scratch):
     run = paired_ab.PairedRun("interleaved", [], {}, {}, 0, 5, flagged="interleaving made base 2.15x as expensive")
-    assert paired_ab.undecided_by_design(run)
+    assert sentinel.undecided_by_design(run)
     run.switched = 3
-    assert not paired_ab.undecided_by_design(run)
+    assert not sentinel.undecided_by_design(run)
     # a verdict before the sentinel is judged only where the pilot showed the design harmless
     rng = np.random.default_rng(3)
     rounds = [co_located_invocation(i, 0.05 + rng.normal(0, 0.002, 20), 0.05 + rng.normal(0, 0.002, 20)) for i in range(5)]
     run.design, run.pilot = "interleaved", colocation.check(rounds, "interleaved", 0.02).to_dict()
-    assert paired_ab.piloted_harmless(run)
+    assert sentinel.piloted_harmless(run)
     run.pilot = colocation.check(rounds, "duet", 0.02).to_dict()
-    assert not paired_ab.piloted_harmless(run)
+    assert not sentinel.piloted_harmless(run)

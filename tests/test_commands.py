@@ -16,7 +16,7 @@ from benchexec.tools.template import UnsupportedFeatureException
 from benchexec.util import ProcessExitCode
 
 from analysis.sweep import lint
-from analysis.tools.commands import ab_input, definition, export, figures, output, spec
+from analysis.tools.commands import ab_input, ab_report, definition, export, figures, output, spec
 from tests.helpers import REPO, run_isolated
 from tool_info import command as command_tool
 
@@ -121,7 +121,7 @@ def test_ab_sides_share_run_definition_names_and_tasks(scratch):
     assert lint.check([base, new]) == []
     assert base.parent.name == "base" and new.parent.name == "new"
     assert base.read_text().count("../tasks/run.r*.yml") == 1 and new.read_text().count("../tasks/run.r*.yml") == 1
-    assert ab_input._labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
+    assert ab_input.pair_labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
     more = ab_input.pairs(["./a", "./b", "./c"], spec.Options())
     assert [p["directory"] for p in more] == ["2-b", "3-c"] and [p["new"] for p in more] == ["./b", "./c"]
 
@@ -437,14 +437,14 @@ def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_thres
     the line says that a slowdown that large is not excluded and what would tell; a narrow CI
     within the threshold keeps the plain line; a slowdown is the gate's answer."""
     wide = {"command": "./a → ./b", "column": "cputime", "verdict": "~", "ci_high": 1.1918}
-    line = ab_input.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
+    line = ab_report.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
     assert line.startswith("verdict: no significant slowdown beyond the threshold (exit 0); not excluded either")
     assert "for ./a → ./b, cputime's CI reaches +19.2 %, walltime's CI reaches +5.0 %, beyond the 2 % threshold" in line
     assert "--until-decided" in line
-    narrow = ab_input.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
+    narrow = ab_report.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
     assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
-    assert ab_input.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
+    assert ab_report.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
     # --until-decided left the row undecided: the gate passes, and the line says so
-    undecided = ab_input.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
+    undecided = ab_report.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
     assert "not excluded either: for ./a → ./b, cputime's CI reaches +1.8 %, beyond the 1 % threshold" in undecided
     assert undecided.endswith("(undecided: the lines above say what would decide it)")

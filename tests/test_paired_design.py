@@ -13,7 +13,7 @@ from lxml import etree
 
 from analysis.sweep import lint
 from analysis.tools.calibrate import paired as paired_calibration
-from analysis.tools.commands import definition, executions, paired_ab, spec
+from analysis.tools.commands import definition, executions, paired_ab, paired_looks, paired_summary, spec
 from analysis.tools.compare import blocks
 from analysis.tools.plan import sequential
 from tests.helpers import REPO, run_isolated
@@ -169,20 +169,20 @@ def test_the_progress_line_says_whether_a_decision_is_within_reach():
     run = SimpleNamespace(reruns=5, max_reruns=20, steps=[SimpleNamespace(status="done", seconds=1.5, rerun=k) for k in range(1, 6)])
 
     def look(sd, ratio, decided=False):
-        return paired_ab.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),
+        return paired_looks.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),
                               100, sd)
 
-    near = paired_ab._nearest_decision(run, [look(0.02, 1.03), look(0.05, 1.03)], 0.05, 0.01)
+    near = paired_looks._nearest_decision(run, [look(0.02, 1.03), look(0.05, 1.03)], 0.05, 0.01)
     assert near == paired_power.advice(0.02, 1.03, 0.004, 0.01, 1.5).invocations   # one row slower: the gate's answer
-    assert paired_ab._forecast(run, near) == f" (at this spread about M = {max(near, 6)} would decide it)"
-    both_same = paired_ab._nearest_decision(run, [look(0.01, 1.001), look(0.02, 1.001)], 0.05, 0.01)
+    assert paired_looks._forecast(run, near) == f" (at this spread about M = {max(near, 6)} would decide it)"
+    both_same = paired_looks._nearest_decision(run, [look(0.01, 1.001), look(0.02, 1.001)], 0.05, 0.01)
     assert both_same == paired_power.advice(0.02, 1.001, 0.004, 0.01, 1.5).invocations   # '~' needs every row
-    far = paired_ab._nearest_decision(run, [look(0.03, 1.012)], 0.05, 0.01)
+    far = paired_looks._nearest_decision(run, [look(0.03, 1.012)], 0.05, 0.01)
     assert far is not None and far > 20
-    assert paired_ab._forecast(run, far).endswith(f"about M = {far} would decide it, beyond M_max = 20: likely to end undecided)")
-    assert paired_ab._nearest_decision(run, [look(0.3, 1.005)], 0.05, 0.01) is None
-    assert "likely to end undecided" in paired_ab._forecast(run, None)
-    assert paired_ab._nearest_decision(run, [look(0.02, 1.03, decided=True)], 0.05, 0.01) is None   # decided rows need nothing
+    assert paired_looks._forecast(run, far).endswith(f"about M = {far} would decide it, beyond M_max = 20: likely to end undecided)")
+    assert paired_looks._nearest_decision(run, [look(0.3, 1.005)], 0.05, 0.01) is None
+    assert "likely to end undecided" in paired_looks._forecast(run, None)
+    assert paired_looks._nearest_decision(run, [look(0.02, 1.03, decided=True)], 0.05, 0.01) is None   # decided rows need nothing
 
 
 @pytest.mark.unit
@@ -207,7 +207,7 @@ def test_a_budget_sets_how_many_invocations_the_sequential_rule_may_look_at():
     run = paired_ab.PairedRun("blocks", [], {}, vars(batch), 0, 3)
     assert paired_ab.invocations_in(run, 120) == int(120 // (1.8 + paired_ab.RUN_COST + paired_ab.INVOCATION_COST))
     assert paired_ab.invocations_in(run, 1e6) == paired_ab.MAX_INVOCATIONS
-    run.batch["pair_seconds"] = math.nan
+    run.batch.pair_seconds = math.nan
     assert paired_ab.invocations_in(run, 120) == 0
 
 
@@ -284,7 +284,7 @@ def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scr
     assert code in (0, 1), text
     data = json.loads(text[text.index("{"):])
     assert data["ab"][0]["design"] == "duet" and "two cores" in data["ab"][0]["summary"]
-    assert "duet A/A on this machine" in data["ab"][0]["summary"] and (scratch / "results" / paired_ab.DUET_AA).is_file()
+    assert "duet A/A on this machine" in data["ab"][0]["summary"] and (scratch / "results" / paired_summary.DUET_AA).is_file()
     found = executions.of_tables(paired_ab.tables(scratch / "ab"), "command")
     assert len(found) == 2
     for inv in found:

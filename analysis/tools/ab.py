@@ -1,22 +1,10 @@
 """
-`timekit ab BASE NEW`: two benchmark definitions measured in alternation, M reruns each, then the
-rerun-aware compare (the separate design; the command line is analysis.tools.ab_cli).
-
-Comparing yesterday's invocation with today's mixes the change with whatever the machine did in
-between. Here every rerun runs both sides, one benchexec invocation each, back to back in seeded
-orders that are opposite in every other rerun (analysis.core.orders, recorded), so a slow stretch
-of the machine hits base and new alike, and the rerun-level test sees how much the mean moves between invocations.
-
-BASE and NEW are benchmark definitions whose run definitions and tasks have the same names (e.g.
-the same definition with another tool version, option or input file under the same task name):
-compare lines runs up by them. Each side gets its own directory (DIR/base, DIR/new) with a copy
-of its definition (relative paths made absolute), BenchExec's result files and logs. The
-manifest DIR/ab.json is kept by analysis.sweep.steps_loop (lock, atomic writes, a step cut short
-by any kill runs again on `--resume`); every finished invocation stays. With `--until PCT`, pairs
-of invocations are added after the first M reruns until the 95 % CI of every row's ratio has a
-half-width below PCT percent or --max-reruns is reached. Two definitions that the blocks design
-cannot merge (two tool-info modules, other limits) alternate chunk by chunk of their task set
-within every rerun (analysis.tools.ab_chunks).
+`timekit ab BASE.xml NEW.xml` under the separate design: an invocation a side, back to back in
+seeded orders opposite in every other rerun (analysis.core.orders), so that a slow stretch of the
+machine hits both and the rerun-level compare sees how far the mean moves between invocations.
+DIR/ab.json (analysis.sweep.steps_loop) records the plan and every invocation; --until PCT and
+--until-decided add reruns. Definitions that cannot be merged alternate chunk by chunk of their
+task set (analysis.tools.ab_chunks).
 """
 
 import argparse
@@ -32,12 +20,10 @@ from analysis.sweep import lint, runner, steps_loop
 from analysis.tools import ab_chunks
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.plan.args import FIRST_LOOK
 from analysis.tools.commands import progress
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
-MAX_RERUNS = 20   # --max-reruns by default
 
 
 class ABError(UserError):
@@ -202,14 +188,14 @@ def machines_warning(outdir):
                               for side in ("base", "new")))
 
 
-def measure(run, outdir, columns, alpha, threshold, out=sys.stderr, per_task=False):
+def measure(run, outdir, columns, options, out=sys.stderr):
     """Run the plan; with --until add pairs until the CI is narrow enough, with --until-decided until
-    every row is decided. Returns compare's Result."""
+    every row is decided (alpha, threshold, per_task: the AbOptions). Returns compare's Result."""
     while True:
         run_pending(run, outdir, out)
-        result = compare_sides(outdir, columns, alpha, threshold, per_task)
+        result = compare_sides(outdir, columns, options.alpha, options.threshold, options.per_task)
         if run.until_decided and not result.nothing:
-            if _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task):
+            if _decided_or_spent(run, outdir, columns, options, out):
                 return result
             continue
         if run.until is None or result.nothing:
@@ -229,12 +215,12 @@ def measure(run, outdir, columns, alpha, threshold, out=sys.stderr, per_task=Fal
         print(f"  CI half-width {width:.2f} % >= {run.until:g} %: adding rerun {run.reruns}", file=out, flush=True)
 
 
-def _decided_or_spent(run, outdir, columns, alpha, threshold, out, per_task=False):
+def _decided_or_spent(run, outdir, columns, options, out):
     """--until-decided: look; stop (True) when every row is decided or the budget or --max-reruns is reached,
     else plan one more rerun."""
     from analysis.tools.plan import ab_looks
 
-    looks = ab_looks.look(outdir, columns, alpha, threshold, run.max_reruns, per_task)
+    looks = ab_looks.look(outdir, columns, options.alpha, options.threshold, run.max_reruns, options.per_task)
     undecided = [r.row for r in looks if not r.decision.decided]
     run.checks.append({"reruns": run.reruns, "undecided": undecided})
     stop = ("every row decided after {} reruns per side".format(run.reruns) if not undecided else
@@ -271,7 +257,7 @@ def summary(run, verbose=True):
 
 
 # --------------------------------------------------------------------------------------------
-# what the command line gives (analysis.tools.ab_cli parses it)
+# what the options ask (analysis.tools.options.AbOptions, built by analysis.tools.ab_cli)
 
 
 def percent(text):
@@ -284,32 +270,42 @@ def percent(text):
     return value
 
 
-def reruns_to_start(args):
+def reruns_to_start(options):
     """--reruns, else 5 (--until-decided: the sequential rule's first look); checked with --load."""
-    reruns = args.reruns or (FIRST_LOOK if args.until_decided else 5)
-    if reruns < 2 or args.load < 0:
+    if options.reruns_to_start < 2 or options.load < 0:
         raise ABError("--reruns must be 2 or more (one rerun cannot show drift) and --load 0 or more")
-    return reruns
+    return options.reruns_to_start
 
 
-def make_sequential(ab, outdir, args):
+def check_sequential(options):
+    """The rules to stop by, one at a time and each with what it needs."""
+    if options.until is not None and options.until_decided:
+        raise ABError("--until PCT and --until-decided are two rules to stop by: give one of them")
+    if options.budget is not None and not options.until_decided:
+        raise ABError("--budget bounds --until-decided: give both (e.g. --until-decided --budget 15m), or neither")
+    if options.max_reruns is not None and options.until is None and not options.until_decided and not options.resume:
+        raise ABError(f"--max-reruns bounds --until or --until-decided; without them ab runs --reruns "
+                      f"({options.reruns or 5}) invocations")
+
+
+def make_sequential(run, outdir, options):
     """--until-decided (also on --resume): the run adds pairs until every row is decided."""
-    if args.until_decided:
-        ab.until_decided, ab.budget = True, args.budget if args.budget is not None else ab.budget
-        ab.max_reruns = max(ab.max_reruns, args.max_reruns)
-        ab.save(outdir)
+    if options.until_decided:
+        run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
+        run.max_reruns = max(run.max_reruns, options.max_reruns_limit)
+        run.save(outdir)
 
 
-def sequential_verdicts(ab, outdir, rows, columns, alpha, threshold, per_task=False):
+def sequential_verdicts(run, outdir, rows, columns, options):
     """With --until-decided the verdicts are the sequential rule's (compare's fixed rule does not hold
     after many looks): rows are rewritten in place; returns the rule's SequentialReport (empty without it)."""
     from analysis.tools.plan import ab_looks
     from analysis.tools.plan.verdict_record import SequentialReport
 
-    if not ab.until_decided:
+    if not run.until_decided:
         return SequentialReport()
-
-    looks = ab_looks.look(outdir, columns, alpha, threshold, ab.max_reruns, per_task)
+    alpha, threshold = options.alpha, options.threshold
+    looks = ab_looks.look(outdir, columns, alpha, threshold, run.max_reruns, options.per_task)
     ab_looks.apply(rows, looks)
-    rows = ab_looks.verdicts(ab, outdir, looks, columns, alpha, threshold)
-    return SequentialReport(ab_looks.report(ab, outdir, rows, alpha, threshold), rows)
+    rows = ab_looks.verdicts(run, outdir, looks, columns, alpha, threshold)
+    return SequentialReport(ab_looks.report(run, outdir, rows, alpha, threshold), rows)

@@ -1,20 +1,11 @@
 """
 `timekit ab BASE.xml NEW.xml` under the blocks design: both definitions in every invocation.
 
-Two benchmark definitions that use the same tool-info module and the same limits can share a
-benchexec invocation: the kit merges them into one definition, DIR/blocks.xml, whose run
-definitions are `base.NAME` and `new.NAME` for every run definition NAME both have (each carrying
-its side's benchmark-level options and task sets, paths made absolute), and runs it M times, the
-run definitions in seeded orders that alternate over couples of invocations (analysis.core.orders).
-Where both sides' task sets can be cut (analysis.tools.ab_chunks), each run definition is split
-into `base.NAME.chunkC` and `new.NAME.chunkC`, C = 1..4, each naming a quarter of the tasks, and
-an invocation runs chunk 1 of both sides, then chunk 2 in the opposite order, and so on (B N | N
-B | B N | N B): a task of base and the same task of new run seconds apart, not a whole task set
-apart, and a drift linear over the invocation cancels within it. Each invocation's ratio of new to
-base, per run definition and column, is its observation (analysis.tools.compare.blocks): the
-machine's drift between invocations moves both sides of it together. Definitions that cannot
-share an invocation (two tools, other limits) run under the separate design, chunk by chunk of
-their task set (analysis.tools.ab_chunks), and the output says why. The manifest DIR/blocks.json is kept by analysis.sweep.steps_loop.
+Two definitions of one tool-info module and the same limits merge into DIR/blocks.xml, whose run
+definitions are `base.NAME` and `new.NAME` (or `SIDE.NAME.chunkC` where the task sets can be cut:
+chunk by chunk, the sides' order alternating), run M times in seeded orders. Each invocation's
+ratio of new to base is one observation (analysis.tools.compare.blocks), so the machine's drift
+between invocations cancels. DIR/blocks.json is kept by analysis.sweep.steps_loop.
 """
 
 import sys
@@ -218,14 +209,16 @@ def summary(run, verbose=True):
     return text + (f"; {run.stopped}" if run.stopped else "")
 
 
-def measure(run, outdir, columns, alpha, threshold, out=sys.stderr):
-    """Run the plan (with --until-decided, more invocations); returns (compare's Result, looks)."""
-    from analysis.tools.commands import paired_ab
+def measure(run, outdir, columns, options, out=sys.stderr):
+    """Run the plan (with --until-decided, more invocations; alpha and threshold: the AbOptions');
+    returns (compare's Result, looks)."""
+    from analysis.tools.commands import paired_ab, paired_looks
 
-    def rows_and_series(found):
+    def observe():
         from analysis.tools.compare import blocks
 
-        return (blocks.definition_rows(found, run.names, columns, alpha, threshold),
+        found = paired_ab.tables(outdir, run)
+        return (blocks.definition_rows(found, run.names, columns, options.alpha, options.threshold),
                 lambda: blocks.definition_log_series(found, run.names, columns))
 
-    return paired_ab.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), rows_and_series, alpha, threshold, out)
+    return paired_looks.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)

@@ -1,21 +1,10 @@
 """
-Two benchmark definitions that cannot share an invocation (two tool-info modules, other limits)
-alternate over chunks of their task set.
-
-Under the separate design each rerun runs all of base, then all of new (or the other way round):
-over a task set of minutes, the machine's drift between the two halves enters every ratio. Here
-each side's task set is cut into C chunks of consecutive tasks, and a rerun runs base's chunk 1
-and new's chunk 1 (in an order drawn from the seed), then both sides' chunk 2, and so on: a task
-of base and the same task of new run seconds apart, not minutes. Each chunk is one benchexec
-invocation of a copy of the side's definition whose <tasks> name only that chunk's files
-(DIR/chunks/SIDE/). Once a rerun's chunks are done, each side's chunk result files are merged
-into the one result file a whole invocation would have written, in DIR/SIDE/: compare, the looks
-and the plan read those as they read any rerun, and the rerun stays the unit.
-
-The task files come from BenchExec's own expansion of <include>, <includesfile>, <exclude> and
-<excludesfile> (benchexec.model.RunSet.get_task_def_files_from_xml), followed, as BenchExec runs
-them, by the <withoutfile> tasks; a pattern with a variable (${...}) is left to BenchExec, and the
-definition is not chunked.
+Two benchmark definitions that cannot share an invocation alternate over chunks of their task
+set: a rerun runs both sides' chunk 1, then chunk 2, ..., so that a task of base and the same task
+of new run seconds apart, not a whole task set apart. Each chunk is one invocation of a copy of
+the side's definition naming only its tasks (as BenchExec expands <include>, <exclude>, ...);
+a rerun's chunk result files are then merged into the one file a whole invocation would have
+written, so compare and the looks read them as any rerun.
 """
 
 from __future__ import annotations

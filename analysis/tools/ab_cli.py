@@ -1,24 +1,23 @@
 """
-`timekit ab`: its command line. Every wrong invocation is one line and exit 2 before anything is
-written (`check`); then shell commands go to analysis.tools.commands.ab_input, two benchmark
-definitions to the blocks design (analysis.tools.ab_blocks) or, where they cannot share an
-invocation or --design separate asks for it, to the separate one (analysis.tools.ab). Both of
-those import nothing of this module, and ab_input imports ab, not the other way round.
+`timekit ab`: its command line. argv becomes one AbOptions (`options`, the only place that reads
+argparse's namespace); every wrong invocation is one line and exit 2 before anything is written
+(`check`); then shell commands go to analysis.tools.ab_api (the function other tools call too),
+two benchmark definitions to analysis.tools.ab_definitions (the blocks design, or the separate
+one where they cannot share an invocation or --design separate asks for it).
 """
 
 import argparse
-import datetime
-import json
 import sys
 from pathlib import Path
 
 from analysis.core import paths
 from analysis.core.argtypes import positive_int, probability
-from analysis.sweep import lint, runner, steps_loop
-from analysis.tools import ab, ab_blocks, ab_chunks
+from analysis.sweep import lint, runner
+from analysis.tools import ab, ab_blocks
 from analysis.tools.ab import ABError, percent
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import spec
+from analysis.tools.options import AbOptions
 from analysis.tools.plan.args import duration
 
 COMMANDS_MANIFEST = "commands.json"   # ab_input.MANIFEST (imported with the commands' path only)
@@ -90,17 +89,28 @@ def add_parser(commands):
                              "(--format json has both always)")
 
 
-def check(args):
+def options(args):
+    """The AbOptions of `timekit ab`'s parsed arguments: the one place argparse's namespace is read."""
+    return AbOptions(
+        base=args.base, new=args.new, more=tuple(args.more or ()), **commands_cli.command_options(args),
+        reruns=args.reruns, until=args.until, max_reruns=args.max_reruns, until_decided=args.until_decided,
+        budget=args.budget, design=args.design, seed=args.seed, load=args.load, output=args.output,
+        resume=args.resume, container=not args.no_container, columns=tuple(args.columns or ()), alpha=args.alpha,
+        threshold=args.threshold, format=args.format, per_task=args.per_task, verbose=args.verbose,
+        command_line=commands_cli.command_line())
+
+
+def check(options):
     """Whatever makes the invocation wrong, as one ABError or CommandError line, before anything
     is written; the shell commands given (None: two benchmark definitions, or --resume)."""
     from analysis.tools.commands import ab_input
 
-    given = [a for a in (args.base, args.new, *(args.more or [])) if a is not None]
-    if args.resume:
+    given = options.arguments
+    if options.resume:
         if given:
             raise ABError(f"--resume continues the A/B run in --output (or the latest) with its own commands or "
                           f"definitions; give none with it (got {given[0]!r})")
-        _check_sequential(args)
+        ab.check_sequential(options)
         return None
     if not given:
         raise ABError(f"give the two commands to compare, the base and the new one, e.g. {EXAMPLE} "
@@ -110,28 +120,19 @@ def check(args):
         raise ABError(f"one {what} given ({given[0]}); ab compares two, the base and the new one, e.g. {EXAMPLE}")
     if not all(a.strip() for a in given):
         raise ABError(f"an empty command; give each command as one quoted argument, e.g. {EXAMPLE}")
-    commands = ab_input.commands_given(args)
-    ab.reruns_to_start(args)
-    _check_sequential(args)
-    if commands is None:
-        if args.design in ("duet", "interleaved"):
-            raise ABError(f"--design {args.design} runs two shell commands at once; two benchmark definitions run under "
-                          "--design blocks (what auto, the default, runs for them) or separate")
-        lint.require_valid([args.base, args.new])
-    elif args.per_task:
-        raise ABError("--per-task: for benchmark definitions with one run per task; shell commands have a row per "
-                      "command and column already")
-    return commands
+    commands = ab_input.commands_given(options)
+    if commands is not None:
+        from analysis.tools import ab_api
 
-
-def _check_sequential(args):
-    if args.until is not None and args.until_decided:
-        raise ABError("--until PCT and --until-decided are two rules to stop by: give one of them")
-    if args.budget is not None and not args.until_decided:
-        raise ABError("--budget bounds --until-decided: give both (e.g. --until-decided --budget 15m), or neither")
-    if args.max_reruns is not None and args.until is None and not args.until_decided and not args.resume:
-        raise ABError(f"--max-reruns bounds --until or --until-decided; without them ab runs --reruns "
-                      f"({args.reruns or 5}) invocations")
+        ab_api.check(commands, options)   # what compare_commands checks of its own callers
+        return commands
+    ab.reruns_to_start(options)
+    ab.check_sequential(options)
+    if options.design in ("duet", "interleaved"):
+        raise ABError(f"--design {options.design} runs two shell commands at once; two benchmark definitions run under "
+                      "--design blocks (what auto, the default, runs for them) or separate")
+    lint.require_valid([options.base, options.new])
+    return None
 
 
 def _latest():
@@ -143,133 +144,33 @@ def _latest():
 
 
 def run(args):
-    commands = check(args)
-    args.budget_sets_max, args.max_reruns = args.max_reruns is None, args.max_reruns or ab.MAX_RERUNS
-    if args.resume:
-        outdir = Path(args.output or _latest()).resolve()   # benchexec runs in the kit's checkout
+    return execute(options(args))
+
+
+def execute(options):
+    """`timekit ab` with its AbOptions: check, run, print; the exit code."""
+    from analysis.tools import ab_definitions
+
+    commands = check(options)
+    if options.resume:
+        outdir = Path(options.output or _latest()).resolve()   # benchexec runs in the kit's checkout
         if (outdir / COMMANDS_MANIFEST).exists():
-            from analysis.tools.commands import ab_input
-
-            return ab_input.run(args, outdir=outdir)
-        if (outdir / ab_blocks.MANIFEST).exists():
-            steps_loop.hold(outdir)
-            return _run_blocks(ab_blocks.BlocksRun.load(outdir), outdir, args, "")
-        if not (outdir / ab.MANIFEST).exists():
-            ab.ABRun.load(outdir)   # its one line, before the lock would create the directory
-        steps_loop.hold(outdir)
-        return _run_separate(ab.ABRun.load(outdir), outdir, args, "")
-    if commands is not None:
-        from analysis.tools.commands import ab_input
-
-        return ab_input.run(args, commands)
-    reruns = ab.reruns_to_start(args)
-    where = paths.user_results()
-    note = "" if args.output else where.note()
-    outdir = Path(args.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")).resolve()
-    for manifest in (ab.MANIFEST, ab_blocks.MANIFEST):
-        commands_cli.check_new(outdir, manifest, "an A/B")
-    with commands_cli.new_directory(outdir):
-        blocks_run = _start_blocks(args, outdir, reruns)
-        if blocks_run is None:
-            separate = ab.start(args.base, args.new, outdir, reruns, args.seed, args.until, args.max_reruns, args.load,
-                                not args.no_container, chunks=_chunks(args))
-    if blocks_run is not None:
-        return _run_blocks(blocks_run, outdir, args, note)
-    return _run_separate(separate, outdir, args, note)
+            return _commands(None, None, options, outdir)
+        return ab_definitions.resume(options, outdir)
+    if commands is not None:   # base, new and the further commands: options.base, .new, .more
+        return _commands(options.base, options.new, options, options.output)
+    return ab_definitions.start(options)
 
 
-def _start_blocks(args, outdir, reruns):
-    """The blocks design's run of two definitions (None: they cannot share an invocation, which is
-    said on stderr, or --design separate)."""
-    if args.design not in ("auto", "blocks"):
-        return None
-    reason = ab_blocks.why_not_mergeable(args.base, args.new)
-    if reason:
-        print(f"design: separate: {reason}", file=sys.stderr, flush=True)
-        return None
-    names = [n for n in ab.rundefinitions(args.base) if n in ab.rundefinitions(args.new)]
-    if not names:
-        raise ABError(f"{args.base} and {args.new} share no run definition name; compare lines base and new up by it")
-    plan = {"seed": args.seed, "reruns": reruns, "max_reruns": args.max_reruns, "load": args.load,
-            "container": not args.no_container, "until": args.until}
-    return ab_blocks.start(args.base, args.new, outdir, names, plan)
+def _commands(base, new, options, outdir):
+    """Shell commands through analysis.tools.ab_api: its text on stdout, the exports written."""
+    from analysis.tools import ab_api
+    from analysis.tools.commands import report
 
-
-def _chunks(args):
-    """Chunks of the task set for definitions that the default design could not merge (1: none)."""
-    if args.design not in ("auto", "blocks") or not ab_blocks.why_not_mergeable(args.base, args.new):
-        return 1
-    chunks = min(ab_chunks.count(args.base), ab_chunks.count(args.new))
-    if chunks > 1:
-        print(f"design: separate in {chunks} chunks of the task set: base and new alternate chunk by chunk in every "
-              "rerun, so that the drift within a rerun cancels too", file=sys.stderr, flush=True)
-    return chunks
-
-
-def _interrupted(outdir):
-    print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-          file=sys.stderr)
-    return 130
-
-
-def _run_separate(run, outdir, args, note):
-    """Measure two definitions under the separate design (an invocation a side) and print the verdict."""
-    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-    ab.make_sequential(run, outdir, args)
-    print(f"A/B: {run.base} against {run.new}, {run.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
-    from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
-
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result = ab.measure(run, outdir, columns, args.alpha, args.threshold, per_task=args.per_task)
+        outcome = ab_api.compare_commands(base, new, options, outdir, out=sys.stderr)
     except runner.Interrupted:
-        return _interrupted(outdir)
-    sequential = ab.sequential_verdicts(run, outdir, result.rows, columns, args.alpha, args.threshold, args.per_task)
-    if args.format == "json":
-        data = compare_mod.as_data(result, args.alpha, args.threshold)
-        data["ab"] = {"reruns": run.reruns, "checks": run.checks, "stopped": run.stopped, "summary": ab.summary(run),
-                      "directory": str(outdir), "sequential": sequential.to_dict()}
-        print(json.dumps(data, indent=2, default=str))
-        return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, args) + ab.summary(run, verbose=args.verbose)
-    text += "\n\n" + sequential.text if sequential.text else ""
-    if not args.per_task:  # the per-task comparison ends with its own verdict line
-        text += "\n" + compare_mod.verdict_line(result)
-    print("\n".join(filter(None, [ab.machines_warning(outdir), text])))
-    return compare_mod.exit_code(result)
-
-
-def _run_blocks(run, outdir, args, note):
-    """Measure two merged definitions under the blocks design and print as the separate path does."""
-    from analysis.tools.commands import paired_ab
-    from analysis.tools.compare import repeated as compare_mod
-
-    steps_loop.hold(outdir)
-    if args.until_decided:
-        run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
-        run.max_reruns = max(run.max_reruns, args.max_reruns)
-        run.save(outdir)
-    print(f"A/B: {run.base} against {run.new}, design blocks: {run.reruns} invocations holding both; results in "
-          f"{outdir}{note}", file=sys.stderr, flush=True)
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    try:
-        result, looks = ab_blocks.measure(run, outdir, columns, args.alpha, args.threshold)
-    except runner.Interrupted:
-        return _interrupted(outdir)
-    sequential = paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, outdir)
-    if args.format == "json":
-        data = compare_mod.as_data(result, args.alpha, args.threshold)
-        data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
-        print(json.dumps(data, indent=2, default=str))
-        return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, args) + ab_blocks.summary(run, verbose=args.verbose)
-    text += "\n\n" + sequential.text if sequential.text else ""
-    print(text + "\n" + compare_mod.verdict_line(result))
-    return compare_mod.exit_code(result)
-
-
-def _table(compare_mod, result, args):
-    """compare's table (with --verbose its method paragraph), up to the design's line."""
-    return compare_mod.render(result, args.format, args.alpha, args.threshold, method=args.verbose) + (
-        "\n" if args.verbose else "\n\n")
+        return 130
+    print(outcome.text)
+    report.export(options, outcome.figures, outcome.export)
+    return outcome.exit_code

@@ -1,11 +1,7 @@
 """
-Shell commands as benchmarks: `timekit bench 'CMD' ...` and `timekit ab 'CMD A' 'CMD B'`.
-
-The kit writes an ordinary BenchExec benchmark definition for the commands (tool_info.command,
-one run definition per command, repetition tasks) and runs it as it runs everything else, under
-BenchExec's cgroups and container, reruns interleaved. `spec` turns arguments into commands,
-`definition` writes the XML and tasks, `bench` runs them, `figures` computes the per-command
-figures and BenchExec's cost per run, `export` writes hyperfine-shaped JSON, Markdown and CSV,
-`ab_input` gives `timekit ab` its commands, `first_run` executes each command once before the
-first invocation, `cli` holds the options both commands share.
+Shell commands as benchmarks: `timekit bench 'CMD' ...` and `timekit ab 'CMD A' 'CMD B'`. The kit
+writes an ordinary BenchExec definition for the commands (`definition`) and runs it as it runs
+everything else; `spec` holds the commands as data, `figures`, `output` and `export` what is shown
+of them, `cli` the options both commands share. ab's paired designs: `paired_ab`, `paired_looks`,
+`sentinel`, `pilot`; its commands and output: `ab_input`, `ab_report`.
 """

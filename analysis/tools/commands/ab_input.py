@@ -1,41 +1,40 @@
 """
-`timekit ab 'CMD A' 'CMD B' [more]`: shell commands as the two sides of ab.
-
-An argument that is not a benchmark definition (spec.is_definition) is a shell command. For each
-pair (A against B, then A against each further command) the kit writes two definitions,
-DIR/base/A.xml and DIR/new/B.xml, with the same run definition names (`command`, or one per
-assignment of the -L parameter lists, `size=10`) and the same repetition tasks (DIR/tasks), and
-hands them to ab's own path unchanged: ab.start, ab.measure (reruns in a seeded order, --until,
---resume); the paired designs run through analysis.tools.commands.paired_ab. Before anything is
-written, every wrong option is one line (`prepare`) and each command is executed once
-(analysis.tools.commands.first_run). What is printed is labelled by the commands; DIR/commands.json
-records them. With more than two commands each further pair has its own directory DIR/K-NAME (A is
-measured in each, so every pair is interleaved).
+`timekit ab 'CMD A' 'CMD B' [more]`: shell commands as ab's sides, pair by pair (A against B,
+then against each further command; a run definition per -L assignment). A pair runs under a
+paired design (paired_ab) or, with --design separate, as two generated definitions through
+ab.start and ab.measure. DIR/commands.json records the commands, options and plan. The loop over
+the pairs is analysis.tools.ab_api's; what is printed, ab_report's.
 """
 
-import contextlib
 import json
 import os
-import sys
 from pathlib import Path
+from typing import NamedTuple
 
-from analysis.core import paths
-from analysis.sweep import runner, steps_loop
-from analysis.sweep.model import now, write_atomically
+from analysis.sweep.model import now
 from analysis.tools import ab
 from analysis.tools.commands import cli as commands_cli
-from analysis.tools.commands import definition, first_run, output, paired_ab, progress, report, spec
+from analysis.tools.commands import definition, paired_ab, progress, spec
 
 MANIFEST = "commands.json"
 
 
-def _arguments(args):
-    return [a for a in (args.base, args.new, *(getattr(args, "more", None) or [])) if a is not None]
+class Measured(NamedTuple):
+    """One pair measured: its record, the run (ab.ABRun or paired_ab.PairedRun), its directory,
+    compare's rows, the sequential report, and the columns compared (the first is the gated one)."""
+
+    pair: dict
+    run: object
+    directory: Path
+    rows: list
+    sequential: object
+    columns: tuple
 
 
-def commands_given(args):
-    """The shell commands of `timekit ab` (None: benchmark definitions, the existing path)."""
-    given = _arguments(args)
+def commands_given(options):
+    """The shell commands of `timekit ab` (None: benchmark definitions, the existing path);
+    `options`: the AbOptions (or anything with its base, new, more and hyperfine's options)."""
+    given = [a for a in (options.base, options.new, *(getattr(options, "more", None) or [])) if a is not None]
     kinds = {spec.is_definition(a) for a in given}
     if kinds == {True, False}:
         raise spec.CommandError("give two benchmark definitions or two or more shell commands, not a mix")
@@ -43,9 +42,9 @@ def commands_given(args):
         if len(given) > 2:
             raise spec.CommandError(f"ab compares two benchmark definitions, got {len(given)}; "
                                     "more than two are possible for shell commands only")
-        options = commands_cli.given_command_options(args)
-        if options:
-            raise spec.CommandError(f"{', '.join(options)}: for shell commands only; a benchmark definition "
+        named = commands_cli.given_command_options(options)
+        if named:
+            raise spec.CommandError(f"{', '.join(named)}: for shell commands only; a benchmark definition "
                                     "sets its runs, options and tasks itself")
         return None
     return given
@@ -53,7 +52,8 @@ def commands_given(args):
 
 def pairs(commands, options):
     """One record per pair (A and each further command): its directory and its run definitions,
-    each {"name", "assignment", "base", "new", "prepare"} (the concrete commands of both sides)."""
+    each {"name", "assignment", "base", "new", "prepare"} (the concrete commands of both sides);
+    `options`: spec.Options."""
     spec.check_parameters(commands, options)
     planned = []
     for k, other in enumerate(commands[1:], start=2):
@@ -87,139 +87,106 @@ class EtaLines(progress.InvocationLines):
         super().__init__(stream, eta=True)
 
 
-def prepare(commands, args):
-    """What a new run of `commands` needs, every wrong option found before anything is written (one
-    line): (spec.Options, the pairs)."""
-    options = commands_cli.options_from(args, container=not args.no_container)
-    planned = pairs(commands, options)
-    _columns(args, options, "blocks" if args.design == "auto" else args.design)   # a column no design compares
-    if args.design == "duet" and len(os.sched_getaffinity(0)) < 2:
+def prepare(commands, options):
+    """What a new run of `commands` needs, every wrong option of the AbOptions found before anything
+    is written (one line): (spec.Options, the pairs)."""
+    run_options = commands_cli.options_from(options, container=options.container)
+    planned = pairs(commands, run_options)
+    columns(options, run_options, "blocks" if options.design == "auto" else options.design)   # a column no design compares
+    if options.design == "duet" and len(os.sched_getaffinity(0)) < 2:
         raise paired_ab.PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
                                     f"{len(os.sched_getaffinity(0))}: use --design blocks")
-    commands_cli.check_exports(args)
-    return options, planned
+    commands_cli.check_exports(options)
+    return run_options, planned
 
 
-def run(args, commands=None, outdir=None):
-    """Measure every pair (of `commands`, or of the run in `outdir` that --resume continues) through
-    ab's own path or a paired design, then print and export by the commands."""
-    fresh = outdir is None
-    if not fresh:
-        steps_loop.hold(outdir)
-        note = ""
-        try:
-            record = json.loads((outdir / MANIFEST).read_text())
-        except (OSError, ValueError) as e:
-            raise ab.ABError(f"{outdir / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
-        options = spec.Options(**record["options"])
-        runner.build_programs()  # programs/bin/cmdrun
-    else:
-        options, planned = prepare(commands, args)
-        where = paths.user_results()
-        outdir = Path(args.output or where.root / "ab" / commands_cli.stamp()).resolve()
-        note = "" if args.output else where.note()
-        commands_cli.check_new(outdir, MANIFEST, "an A/B")
-        runner.build_programs()  # programs/bin/cmdrun
-        first_run.check([(r[side], r["prepare"]) for pair in planned for r in pair["rundefinitions"] for side in ("base", "new")],
-                        options, container=not args.no_container)
-        record = {"commands": commands, "options": options.to_dict(), "pairs": planned, "plan": _plan(args),
-                  "command_line": commands_cli.command_line(), "created": now()}
-    design = record["plan"].get("design", "separate") if record.get("plan") else "separate"
-    _columns(args, options, "blocks" if design == "auto" else design)   # a column no design can compare: said now
-    measured, not_compared = [], []
-    for k, pair in enumerate(record["pairs"]):
-        directory = outdir / pair["directory"]
-        try:
-            with commands_cli.new_directory(outdir) if fresh and k == 0 else contextlib.nullcontext():
-                if fresh and k == 0:   # up to the first invocation, a failure leaves nothing behind
-                    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-                    write_atomically(outdir / MANIFEST, json.dumps(record, indent=2))
-                started = _start(pair, directory, record, options, args, design, note)
-            result, sequential = _measure(started, directory, options, args)
-        except runner.Interrupted:
-            print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-                  file=sys.stderr)
-            return 130
-        measured.append((pair, started, directory, result.rows, sequential))
-        not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in result.not_compared]
-    from analysis.tools.compare import repeated as compare_mod  # scipy: once measured (paired_ab imports it meanwhile)
-
-    text, figures, extra = _report(measured, options, args, compare_mod)
-    print(text)
-    report.export(args, figures, extra)
-    if busy(measured):
-        return compare_mod.NOTHING_COMPARED
-    if any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured):
-        return 1
-    if design_changed(measured):
-        return compare_mod.NOTHING_COMPARED
-    if not any(rows for _, _, _, rows, _ in measured):
-        print(f"{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared))
-        return compare_mod.NOTHING_COMPARED
-    return 0
+def new_record(commands, options, run_options, planned):
+    """What DIR/commands.json records of a new run."""
+    return {"commands": commands, "options": run_options.to_dict(), "pairs": planned, "plan": plan_of(options),
+            "command_line": options.command_line, "created": now()}
 
 
-def _columns(args, options, design):
+def load_record(outdir):
+    """(the record, its spec.Options) of the run in `outdir` that --resume continues."""
+    try:
+        record = json.loads((Path(outdir) / MANIFEST).read_text())
+        return record, spec.Options(**record["options"])
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise ab.ABError(f"{Path(outdir) / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
+
+
+def design_of(record):
+    return record["plan"].get("design", "separate") if record.get("plan") else "separate"
+
+
+def columns(options, run_options, design):
     """The columns compared: cmdrun's per-execution times under a paired design, else BenchExec's
-    (or cmdrun's means, where --repeat or --prepare make BenchExec's hold more than the command)."""
+    (or cmdrun's means, where --repeat or --prepare make BenchExec's hold more than the command);
+    the first is the one the outcome is told by (CPU time unless --column says otherwise)."""
     from analysis.tools.commands import figures as figures_mod
 
     if design in paired_ab.DESIGNS:
-        return paired_ab.columns_of(args.columns, design)
-    wall, cpu = figures_mod.time_columns(options)
-    return tuple(args.columns or (cpu, wall))
+        return paired_ab.columns_of(options.columns, design)
+    wall, cpu = figures_mod.time_columns(run_options)
+    return tuple(options.columns or (cpu, wall))
 
 
-def _start(pair, directory, record, options, args, design, note):
+def start_pair(pair, directory, record, run_options, options, design, note, out):
     """The run of one pair, started (its definitions written, for auto its design piloted) or, on
-    --resume, as recorded; a line on stderr says which design and where."""
-    plan = record.get("plan") or _plan(args)  # the plan as given, also for a pair a kill kept from starting
+    --resume, as recorded; a line on `out` says which design and where."""
+    plan = record.get("plan") or plan_of(options)  # the plan as given, also for a pair a kill kept from starting
     if design == "separate":
         if (directory / ab.MANIFEST).exists():
             run = ab.ABRun.load(directory)
         else:
-            base, new = _write_sides(pair, options, directory, record["command_line"])
+            base, new = _write_sides(pair, run_options, directory, record["command_line"])
             run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
                            plan["load"], plan["container"])
-        ab.make_sequential(run, directory, args)
+        ab.make_sequential(run, directory, options)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
-              f"{directory}{note}", file=sys.stderr, flush=True)
+              f"{directory}{note}", file=out, flush=True)
         return run
     if (directory / paired_ab.MANIFEST).exists():
         run = paired_ab.PairedRun.load(directory)
     else:
-        run = paired_ab.start(pair, options, directory, plan["design"], plan, args.runs, args.repeat,
-                              record["command_line"], args.columns)
-    if args.until_decided:
-        run.until_decided, run.budget = True, args.budget if args.budget is not None else run.budget
-        fits = paired_ab.invocations_in(run, args.budget) if args.budget_sets_max and args.budget else 0
-        run.max_reruns = max(run.max_reruns, args.max_reruns, fits)
+        run = paired_ab.start(pair, run_options, directory, plan["design"], plan, options.runs, options.repeat,
+                              record["command_line"], options.columns)
+    if options.until_decided:
+        run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
+        fits = paired_ab.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
+        run.max_reruns = max(run.max_reruns, options.max_reruns_limit, fits)
         run.save(directory)
     b = run.batch
     chosen = f" ({run.design_why})" if run.design_why else ""
-    print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b['runs']} run(s) "
-          f"x {b['pairs_per_run']} pair(s); results in {directory}{note}", file=sys.stderr, flush=True)
+    print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b.runs} run(s) "
+          f"x {b.pairs_per_run} pair(s); results in {directory}{note}", file=out, flush=True)
     return run
 
 
-def _measure(run, directory, options, args):
-    """(compare's Result, the sequential report) of one started pair."""
+def measure_pair(pair, run, directory, run_options, options, out):
+    """One started pair measured (Measured): its invocations, and with --until-decided the looks."""
+    lines = EtaLines(out)
     if isinstance(run, ab.ABRun):
-        columns = _columns(args, options, "separate")
-        result = ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
-        return result, ab.sequential_verdicts(run, directory, result.rows, columns, args.alpha, args.threshold)
-    columns = _columns(args, options, run.design)
-    result, looks = paired_ab.measure(run, directory, columns, args.alpha, args.threshold, out=EtaLines(sys.stderr))
-    return result, paired_ab.sequential_report(run, result, looks, args.alpha, args.threshold, directory)
+        compared = columns(options, run_options, "separate")
+        result = ab.measure(run, directory, compared, options, out=lines)
+        sequential = ab.sequential_verdicts(run, directory, result.rows, compared, options)
+        return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
+    from analysis.tools.commands import paired_looks
+
+    compared = columns(options, run_options, run.design)
+    result, looks = paired_ab.measure(run, directory, compared, options, out=lines)
+    sequential = paired_looks.sequential_report(run, result, looks, options, directory)
+    return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
 
 
-def _plan(args):
-    """What ab.start needs of the command line, kept in the record: a resume has no --reruns."""
-    return {"reruns": ab.reruns_to_start(args), "seed": args.seed, "until": args.until, "max_reruns": args.max_reruns,
-            "load": args.load, "container": not args.no_container, "design": args.design, "threshold": args.threshold}
+def plan_of(options):
+    """What ab.start needs of the AbOptions, kept in the record: a resume has no --reruns."""
+    return {"reruns": ab.reruns_to_start(options), "seed": options.seed, "until": options.until,
+            "max_reruns": options.max_reruns_limit, "load": options.load, "container": options.container,
+            "design": options.design, "threshold": options.threshold}
 
 
-def _side_commands(pair, side):
+def side_commands(pair, side):
     return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
 
 
@@ -236,126 +203,9 @@ def labels_of(base, new):
             continue
         for pair in record.get("pairs", []):
             if (folder / pair["directory"]).resolve() == base.parent:
-                return _labels(pair)
+                return pair_labels(pair)
     return {}
 
 
-def _labels(pair):
+def pair_labels(pair):
     return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
-
-
-def verdict_line(comparison, regressed, threshold):
-    """The last line: the gate's answer. '~' only says that no slowdown was shown; where a row's
-    CI still reaches beyond the threshold, a slowdown that large is not excluded either, and the
-    line says so (on a noisy VM the default 5 invocations left +19 % open for a 10 % slower build)."""
-    if regressed:
-        slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
-        return f"verdict: slower: {'; '.join(slower)} (exit 1)"
-    line = "verdict: no significant slowdown beyond the threshold (exit 0)"
-    open_rows = [c for c in comparison if c["verdict"] in ("~", "undecided") and c.get("ci_high", 0) > 1 + threshold]
-    if not open_rows:
-        return line
-    undecided = any(c["verdict"] == "undecided" for c in open_rows)
-    how = ("undecided: the lines above say what would decide it" if undecided
-           else "more --reruns, or --until-decided, would tell")
-    by_command = {}
-    for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
-        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
-    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
-    return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
-
-
-def design_changed(measured):
-    """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
-    blocks continuation: their verdict is undecided, and the gate must not pass on it."""
-    return [f"{pair['base']} → {pair['new']}: {paired_ab.undecided_by_design(run)}" for pair, run, *_ in measured
-            if isinstance(run, paired_ab.PairedRun) and paired_ab.undecided_by_design(run)]
-
-
-def busy(measured):
-    """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
-    them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
-    return [f"{pair['base']} → {pair['new']}: {paired_ab.busy(run, directory)}" for pair, run, directory, *_ in measured
-            if isinstance(run, paired_ab.PairedRun) and paired_ab.busy(run, directory)]
-
-
-def busy_line(found, exit_code):
-    return f"verdict: undecided: {'; '.join(found)}; rerun on a quiet machine (exit {exit_code})"
-
-
-def design_changed_line(changed, exit_code):
-    return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
-            f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
-
-
-def _sides(pair, run, directory, rows, options):
-    """(base figures, new figures, BenchExec's Cost, the design's lines in full and in short, the
-    machines warning)."""
-    from analysis.tools.commands import figures as figures_mod
-
-    if isinstance(run, paired_ab.PairedRun):
-        found = paired_ab.tables(directory, run)   # once for both sides and the cost
-        base = paired_ab.side_figures(found, directory, "a", _side_commands(pair, "base"), run.design)
-        new = paired_ab.side_figures(found, directory, "b", _side_commands(pair, "new"), run.design)
-        batch = spec.Options(**run.options)
-        full = "\n".join(filter(None, [paired_ab.summary(run), *paired_ab.colocation_lines(run),
-                                        paired_ab.duet_note(run, pair, rows)]))
-        aside = paired_ab.disturbed_line(run, directory)
-        full += f"\n{aside}" if aside else ""
-        short = "\n".join(filter(None, [paired_ab.summary(run, verbose=False),
-                                         *paired_ab.colocation_lines(run, flagged_only=True), aside]))
-        return base, new, figures_mod.benchexec_cost(found, batch), full, short, ""
-    base, cost = report.measured(directory / "base", _side_commands(pair, "base"), options)
-    new, _ = report.measured(directory / "new", _side_commands(pair, "new"), options)
-    why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
-           "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
-    return base, new, cost, why + ab.summary(run), ab.summary(run, verbose=False), ab.machines_warning(directory)
-
-
-def _report(measured, options, args, compare_mod):
-    """(text in args.format, figures of every command, the export's extra fields). The text is
-    hyperfine's blocks, the table and the verdict; --verbose adds the method and the design's
-    paragraph, which the JSON always holds."""
-    from dataclasses import asdict
-
-    parts, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
-    for k, (pair, run, directory, rows, sequential) in enumerate(measured):
-        base, new, cost, summary, short, warning = _sides(pair, run, directory, rows, options)
-        figures += (base if k == 0 else []) + new
-        costs.append(cost)
-        summaries.append(summary)
-        methods.append(compare_mod.legend(rows, args.alpha, args.threshold))
-        labels = _labels(pair)
-        if args.format == "text" or args.format == "markdown":
-            parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
-            parts.append("\n".join(filter(None, [warning, output.verdict_table(rows, labels, markdown=args.format == "markdown")])))
-            design = (methods[-1] + "\n" + summary) if args.verbose else short
-            parts.append(design + ("\n\n" + sequential.text if sequential.text else ""))
-        comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(directory)}
-                       for r in rows]
-    regressed = any(compare_mod.regressed(rows) for _, _, _, rows, _ in measured)
-    if args.format in ("text", "markdown"):
-        batched = options if not isinstance(measured[0][1], paired_ab.PairedRun) else spec.Options(**measured[0][1].options)
-        parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=args.verbose, verbose=args.verbose)))
-        changed, outside = design_changed(measured), busy(measured)
-        parts.append(busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
-                     else design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
-                     else verdict_line(comparison, regressed, args.threshold))
-    extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": design_changed(measured),
-             "busy_from_outside": busy(measured),
-             "ab": [{"directory": str(directory), "design": getattr(run, "design", "separate"),
-                     "design_why": getattr(run, "design_why", ""), "reruns": run.reruns,
-                     **({"cores": run.cores, "pilot": run.pilot, "colocation": run.colocation, "flagged": run.flagged,
-                         "switched": run.switched, "disturbed": sorted(paired_ab.loaded(directory, run).disturbed.names)}
-                        if isinstance(run, paired_ab.PairedRun) else {}),
-                     "checks": run.checks, "stopped": run.stopped, "summary": summary, "method": method,
-                     "sequential": sequential.to_dict()}
-                    for (_, run, directory, _, sequential), summary, method in zip(measured, summaries, methods)],
-             "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for _, _, directory, _, _ in measured
-                                                                  for path in sorted(directory.glob("**/*.xml"))]},
-             "options": options.to_dict()}
-    if args.format == "json":
-        from analysis.tools.commands.export import as_json
-
-        return as_json(figures, extra), figures, extra
-    return "\n\n".join(p for p in parts if p), figures, extra

@@ -15,6 +15,7 @@ from analysis.core.argtypes import positive_int
 from analysis.core import paths
 from analysis.core.errors import UserError
 from analysis.tools.commands import spec
+from analysis.tools.options import COMMAND_ONLY, EXPORTS, BenchOptions
 
 
 def non_negative_int(text):
@@ -45,31 +46,36 @@ def add_command_options(parser):
     group.add_argument("--export-csv", type=Path, metavar="FILE", help="hyperfine's CSV columns plus the kit's")
 
 
-COMMAND_ONLY = ("runs", "warmup", "prepare", "parameter_list", "shell", "repeat", "ignore_failure", "export_json",
-                "export_markdown", "export_csv")
-EXPORTS = ("export_json", "export_markdown", "export_csv")
+def command_options(args):
+    """hyperfine's options of a parsed command line, as CommandOptions' fields (None where not given)."""
+    return {"runs": args.runs, "warmup": args.warmup, "prepare": args.prepare,
+            "parameter_list": tuple(tuple(p) for p in args.parameter_list) if args.parameter_list else None,
+            "shell": args.shell, "repeat": args.repeat, "ignore_failure": args.ignore_failure,
+            "export_json": args.export_json, "export_markdown": args.export_markdown, "export_csv": args.export_csv}
 
 
-def given_command_options(args):
-    return [f"--{name.replace('_', '-')}" for name in COMMAND_ONLY if getattr(args, name, None) is not None]
+def given_command_options(options):
+    """The hyperfine options given (`--runs`, ...) of an AbOptions or BenchOptions."""
+    return [f"--{name.replace('_', '-')}" for name in COMMAND_ONLY if getattr(options, name, None) is not None]
 
 
-def options_from(args, container=True):
-    """spec.Options from the arguments; the commands run in the current directory."""
+def options_from(options, container=True):
+    """spec.Options from hyperfine's options (CommandOptions); the commands run in the current directory."""
     cwd = os.getcwd()
     hidden = paths.hidden_in_container(cwd)
     if container and hidden:
         raise spec.CommandError(f"{cwd}: BenchExec's container hides {hidden}; run the commands "
                                 "from another directory (or with --no-container)")
-    return spec.Options(runs=args.runs or 10, warmup=args.warmup or 0, prepare=args.prepare or "",
-                        shell=args.shell or "sh", repeat=args.repeat or 1, cwd=cwd,
-                        parameters=spec.parse_parameters(args.parameter_list), ignore_failure=bool(args.ignore_failure))
+    return spec.Options(runs=options.runs or 10, warmup=options.warmup or 0, prepare=options.prepare or "",
+                        shell=options.shell or "sh", repeat=options.repeat or 1, cwd=cwd,
+                        parameters=spec.parse_parameters(options.parameter_list),
+                        ignore_failure=bool(options.ignore_failure))
 
 
-def check_exports(args):
+def check_exports(options):
     """--export-* files that could not be written once the run is over: said now, in one line."""
     for name in EXPORTS:
-        path = getattr(args, name, None)
+        path = getattr(options, name, None)
         if path is None:
             continue
         option = "--" + name.replace("_", "-")
@@ -152,37 +158,49 @@ def add_parser(commands):
     add_command_options(parser)
 
 
+def bench_options(args):
+    """The BenchOptions of `timekit bench`'s parsed arguments: the one place its namespace is read."""
+    return BenchOptions(commands=tuple(args.commands or ()), reruns=args.reruns, output=args.output, resume=args.resume,
+                        container=not args.no_container, verbose=args.verbose, command_line=command_line(),
+                        **command_options(args))
+
+
 def run(args):
+    return bench(bench_options(args))
+
+
+def bench(options):
+    """`timekit bench` with its BenchOptions: the exit code."""
     from analysis.sweep import runner, steps_loop
     from analysis.sweep.model import Interrupted
     from analysis.tools.commands import bench, first_run, report
 
-    if args.resume:
-        if args.commands:
+    if options.resume:
+        if options.commands:
             raise spec.CommandError("--resume continues the bench run in --output (or the latest) with its own "
-                                    f"commands; give none with it (got {args.commands[0]!r})")
-        outdir = (args.output or latest("bench", bench.MANIFEST)).resolve()
+                                    f"commands; give none with it (got {options.commands[0]!r})")
+        outdir = (options.output or latest("bench", bench.MANIFEST)).resolve()
         if not (outdir / bench.MANIFEST).exists():
             bench.BenchRun.load(outdir)   # its one line, before the lock would create the directory
         steps_loop.hold(outdir)
         record = bench.BenchRun.load(outdir)
     else:
-        options = options_from(args, container=not args.no_container)
-        commands = spec.expand(args.commands, options)
-        check_exports(args)
+        run_options = options_from(options, container=options.container)
+        commands = spec.expand(list(options.commands), run_options)
+        check_exports(options)
         where = paths.user_results()
-        outdir = (args.output or where.root / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
+        outdir = (options.output or where.root / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
         check_new(outdir, bench.MANIFEST, "a bench")
         runner.build_programs()   # programs/bin/cmdrun
-        first_run.check([(c.text, c.prepare) for c in commands], options, container=not args.no_container)
+        first_run.check([(c.text, c.prepare) for c in commands], run_options, container=options.container)
         with new_directory(outdir):
             steps_loop.hold(outdir)
-            record = bench.start(commands, options, outdir, args.reruns, not args.no_container, command_line())
+            record = bench.start(commands, run_options, outdir, options.reruns, options.container, options.command_line)
     steps_loop.hold(outdir)  # one timekit per directory, from here to the figures
-    options = spec.Options(**record.options)
-    note = "" if args.resume or args.output else where.note()
-    print(f"bench: {len(record.commands)} command(s), {record.reruns} invocations of {options.runs} runs each"
-          + (f" after {options.warmup} warmup run(s)" if options.warmup else "") + f"; results in {outdir}{note}",
+    run_options = spec.Options(**record.options)
+    note = "" if options.resume or options.output else where.note()
+    print(f"bench: {len(record.commands)} command(s), {record.reruns} invocations of {run_options.runs} runs each"
+          + (f" after {run_options.warmup} warmup run(s)" if run_options.warmup else "") + f"; results in {outdir}{note}",
           file=sys.stderr, flush=True)
     try:
         bench.run_pending(record, outdir)
@@ -191,9 +209,9 @@ def run(args):
               file=sys.stderr)
         return 130
     commands = [spec.Command(**c) for c in record.commands]
-    text, figures, extra = report.bench_text(outdir, commands, options, verbose=args.verbose)
+    text, figures, extra = report.bench_text(outdir, commands, run_options, verbose=options.verbose)
     redone = steps_loop.redone(record)
     print(text + (f"\n{redone} invocation(s) ran again after being cut short; their files are under incomplete/, "
                   "not counted" if redone else ""))
-    report.export(args, figures, extra)
+    report.export(options, figures, extra)
     return 0

@@ -1,24 +1,10 @@
 """
 What a co-located design (interleaved, duet) does to each side's cost, and whether its verdict
-still speaks of the programs as they run alone.
-
-Run at the same time, two commands share caches, memory bandwidth and the core's turns: a
-pointer chase that fits the last-level cache alone paid 2.15 times its cost beside a stream, and a
-10 % slower build read as 47 % faster. A/A pairs cannot show it (the bias is symmetric there and
-cancels), so every co-located invocation also times a few pairs back to back (cmdrun's
---sentinel), and this module compares the two kinds of pairs invocation by invocation:
-
-- a side's co-location factor: the median of its CPU times under the design over the median of
-  its CPU times back to back in the same invocation (1: the design leaves its cost as it is);
-- the bias: the invocation's observation under the design minus that of its back-to-back pairs
-  (both as analysis.tools.compare.blocks forms them), i.e. the ratio of the two sides' factors.
-
-Over the invocations (or the pilot's rounds) each is a mean of logs with a t interval (df M - 1).
-A design is flagged where its bias lies beyond the tolerance (a quarter of the threshold), or a
-side's cost changes by more than SIDE_LIMIT, with 99 % confidence (the check looks after every
-invocation, and a false flag costs a gate its answer): both sides pay the design's
-switches (1 to 2.5 % for a pure compute loop here), which cancels in the ratio; a larger change
-means the design measures another program.
+still speaks of the programs as they run alone (docs/designs.md shows how far it can be off).
+Every co-located invocation also times a few pairs back to back (cmdrun's --sentinel); a side's
+co-location factor is its median CPU time under the design over that back to back, the bias the
+ratio of the two sides' factors. Flagged where, with 99 % confidence, the bias lies beyond a
+quarter of the threshold or a side's cost moves beyond SIDE_LIMIT.
 """
 
 import math

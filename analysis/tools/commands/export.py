@@ -77,12 +77,13 @@ def as_csv(figures):
     return out.getvalue()
 
 
-def write(args, figures, extra):
-    """The files asked for with --export-json/--export-markdown/--export-csv; returns their paths."""
+def write(options, figures, extra):
+    """The files asked for with --export-json/--export-markdown/--export-csv (an AbOptions' or
+    BenchOptions' export_* fields); returns their paths."""
     written = []
     paired = extra.get("paired", False)
-    for path, text in ((args.export_json, lambda: as_json(figures, extra)),
-                       (args.export_markdown, lambda: as_markdown(figures, paired)), (args.export_csv, lambda: as_csv(figures))):
+    for path, text in ((options.export_json, lambda: as_json(figures, extra)),
+                       (options.export_markdown, lambda: as_markdown(figures, paired)), (options.export_csv, lambda: as_csv(figures))):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text())

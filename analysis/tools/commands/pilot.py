@@ -1,16 +1,10 @@
 """
 Before the first invocation of `timekit ab 'A' 'B'`: the pair timed outside BenchExec, and the
-design auto chooses from it.
-
-Two steps. Back to back, unpinned (as the user runs the commands): how long a pair takes (the
-batch is sized from it), how much of its wall time each side keeps a core busy, and how many
-cores it uses (CPU time above wall time: threads). Then, for commands that keep one core busy,
-rounds of pairs on one core with half of the couples interleaved and half back to back (cmdrun
---interleave --sentinel 2), until the co-location check (analysis.tools.commands.colocation) can
-tell a bias of a quarter of the threshold, the pilot's time is spent, or the spread met so far
-shows that its time cannot show the design harmless. auto interleaves only
-where the pilot shows that interleaving leaves what each command costs as it is alone (each within
-5 %, their ratio's 99 % interval within the threshold); everything else runs under blocks.
+design auto chooses from it. First the pair back to back, as the user runs it: its time (the
+batch is sized from it), how busy each side keeps a core and how many cores it uses (threads).
+Then, for commands that keep one core busy, rounds on one core with half of the couples
+interleaved (analysis.tools.commands.colocation) until interleaving is shown harmless, or cannot
+be in the pilot's time; auto interleaves only where it is shown harmless, else runs blocks.
 """
 
 import math

@@ -41,6 +41,7 @@ def bench_text(directory, commands, options, verbose=True):
     return "\n\n".join(p for p in parts if p), figures, extra
 
 
-def export(args, figures, extra, out=sys.stderr):
-    for path in export_mod.write(args, figures, extra):
+def export(options, figures, extra, out=sys.stderr):
+    """The --export-* files the options ask for, a line each on `out`."""
+    for path in export_mod.write(options, figures, extra):
         print(f"exported: {path}", file=out)

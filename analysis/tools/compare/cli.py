@@ -8,6 +8,7 @@ from pathlib import Path
 from analysis.core.argtypes import probability
 from analysis.core.errors import UserError
 from analysis.tools.compare import paired_output
+from analysis.tools.options import CompareOptions
 
 def add_parser(commands):
     paragraphs = (
@@ -58,35 +59,48 @@ def _ab_side_missing(path):
                             f"{path.parent} prints its verdict again, and --design separate writes base/ and new/")
 
 
+def options(args):
+    """The CompareOptions of `timekit compare`'s parsed arguments: the one place its namespace is read."""
+    return CompareOptions(base=args.base, new=args.new, columns=tuple(args.columns or ()), alpha=args.alpha,
+                          threshold=args.threshold, format=args.format, per_task=args.per_task, paired=args.paired,
+                          min_cputime=args.min_cputime, report=args.report)
+
+
 def run(args):
+    return compare(options(args))
+
+
+def compare(options):
+    """`timekit compare` with its CompareOptions: print the comparison; the exit code."""
     from analysis.core.results import machines
     from analysis.sweep.load import load_tables
     from analysis.tools.compare import repeated as compare_mod
 
-    for path in (args.base, args.new):
+    for path in (options.base, options.new):
         _ab_side_missing(path)
-    columns = tuple(args.columns or compare_mod.DEFAULT_COLUMNS)
-    wanted = {"status", "category", "host", *columns} | paired_output.wanted_columns(args.columns)
-    base = load_tables(args.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
-    new = load_tables(args.new, wanted)[:2]
-    for column in args.columns or ():   # a misspelled column is bad input, not "nothing compared"
+    columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
+    wanted = {"status", "category", "host", *columns} | paired_output.wanted_columns(options.columns)
+    base = load_tables(options.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
+    new = load_tables(options.new, wanted)[:2]
+    for column in options.columns:   # a misspelled column is bad input, not "nothing compared"
         if not any(column in t.columns or column in t.text_columns for t in [*base[0], *new[0]]):
-            raise UserError(f"--column {column}: no result file of {args.base} or {args.new} has that column "
+            raise UserError(f"--column {column}: no result file of {options.base} or {options.new} has that column "
                             "(BenchExec's own are cputime, walltime, memory; others are the titles of the "
                             "definition's <column> elements)")
     measured = {"base": machines.of_tables(base[0]), "new": machines.of_tables(new[0])}
     warning = machines.warning(measured["base"], measured["new"])
     if warning:  # before the table; on stderr where stdout is JSON
-        print(warning, file=sys.stderr if args.format == "json" else sys.stdout, flush=True)
-    if paired_output.applies(args, base[0], new[0]):
+        print(warning, file=sys.stderr if options.format == "json" else sys.stdout, flush=True)
+    if paired_output.applies(options, base[0], new[0]):
         sides = [base[0], new[0]]
         del base, new  # run() frees each side's tables once it has its run sets
-        return paired_output.run(args, sides, machines.environment(measured))
-    result = compare_mod.compare(base, new, columns, alpha=args.alpha, threshold=args.threshold, per_task=args.per_task)
+        return paired_output.run(options, sides, machines.environment(measured))
+    result = compare_mod.compare(base, new, columns, alpha=options.alpha, threshold=options.threshold,
+                                 per_task=options.per_task)
     if result.nothing and not result.not_compared:
-        raise UserError(f"{args.base} and {args.new} share no run definition, input and column")
+        raise UserError(f"{options.base} and {options.new} share no run definition, input and column")
     from analysis.tools.commands import ab_input
 
-    labels = ab_input.labels_of(args.base, args.new)   # an ab folder's sides: its commands, not 'command'
-    print(compare_mod.render(result, args.format, args.alpha, args.threshold, labels))
+    labels = ab_input.labels_of(options.base, options.new)   # an ab folder's sides: its commands, not 'command'
+    print(compare_mod.render(result, options.format, options.alpha, options.threshold, labels))
     return compare_mod.exit_code(result)

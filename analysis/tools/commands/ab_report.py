@@ -1,0 +1,155 @@
+"""
+What `timekit ab` on shell commands prints and exports, rendered last from the measured pairs
+(ab_input.Measured): hyperfine's block per command, compare's table, the design's line and the
+gate's verdict line (--verbose adds the method and why the design holds, which the JSON always
+holds), and the exit code the gate gives.
+"""
+
+from dataclasses import asdict
+
+from analysis.tools.commands import ab_input, output, paired_ab, paired_summary, report, sentinel
+
+
+def verdict_line(comparison, regressed, threshold):
+    """The last line: the gate's answer. '~' only says that no slowdown was shown; where a row's
+    CI still reaches beyond the threshold, a slowdown that large is not excluded either, and the
+    line says so."""
+    if regressed:
+        slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
+        return f"verdict: slower: {'; '.join(slower)} (exit 1)"
+    line = "verdict: no significant slowdown beyond the threshold (exit 0)"
+    open_rows = [c for c in comparison if c["verdict"] in ("~", "undecided") and c.get("ci_high", 0) > 1 + threshold]
+    if not open_rows:
+        return line
+    undecided = any(c["verdict"] == "undecided" for c in open_rows)
+    how = ("undecided: the lines above say what would decide it" if undecided
+           else "more --reruns, or --until-decided, would tell")
+    by_command = {}
+    for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
+        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
+    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
+    return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
+
+
+def design_changed(measured):
+    """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
+    blocks continuation: their verdict is undecided, and the gate must not pass on it."""
+    return [f"{m.pair['base']} → {m.pair['new']}: {sentinel.undecided_by_design(m.run)}" for m in measured
+            if isinstance(m.run, paired_ab.PairedRun) and sentinel.undecided_by_design(m.run)]
+
+
+def busy(measured):
+    """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
+    them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
+    return [f"{m.pair['base']} → {m.pair['new']}: {paired_ab.busy(m.run, m.directory)}" for m in measured
+            if isinstance(m.run, paired_ab.PairedRun) and paired_ab.busy(m.run, m.directory)]
+
+
+def busy_line(found, exit_code):
+    return f"verdict: undecided: {'; '.join(found)}; rerun on a quiet machine (exit {exit_code})"
+
+
+def design_changed_line(changed, exit_code):
+    return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
+            f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
+
+
+def gate(measured):
+    """(the exit code, why there is no verdict: '' where there is one). Too much outside work and
+    a design that changes what it measures leave no verdict whatever the rows say, but a slowdown
+    shown is one."""
+    from analysis.tools.compare import repeated as compare_mod
+
+    nothing = compare_mod.NOTHING_COMPARED
+    outside = busy(measured)
+    if outside:
+        return nothing, "; ".join(outside)
+    if any(compare_mod.regressed(m.rows) for m in measured):
+        return 1, ""
+    changed = design_changed(measured)
+    if changed:
+        return nothing, f"the design changes what it measures ({'; '.join(changed)})"
+    if not any(m.rows for m in measured):
+        return nothing, compare_mod.NOTHING
+    return 0, ""
+
+
+def _sides(m, run_options):
+    """(base figures, new figures, BenchExec's Cost, the design's lines in full and in short, the
+    machines warning) of one measured pair."""
+    from analysis.tools import ab
+    from analysis.tools.commands import figures as figures_mod
+
+    pair, run, directory = m.pair, m.run, m.directory
+    if isinstance(run, paired_ab.PairedRun):
+        found = paired_ab.tables(directory, run)   # once for both sides and the cost
+        base = paired_ab.side_figures(found, directory, "a", ab_input.side_commands(pair, "base"), run.design)
+        new = paired_ab.side_figures(found, directory, "b", ab_input.side_commands(pair, "new"), run.design)
+        full = "\n".join(filter(None, [paired_summary.summary(run), *sentinel.colocation_lines(run),
+                                        paired_summary.duet_note(run, pair, m.rows)]))
+        aside = paired_ab.disturbed_line(run, directory)
+        full += f"\n{aside}" if aside else ""
+        short = "\n".join(filter(None, [paired_summary.summary(run, verbose=False),
+                                         *sentinel.colocation_lines(run, flagged_only=True), aside]))
+        return base, new, figures_mod.benchexec_cost(found, run.options), full, short, ""
+    base, cost = report.measured(directory / "base", ab_input.side_commands(pair, "base"), run_options)
+    new, _ = report.measured(directory / "new", ab_input.side_commands(pair, "new"), run_options)
+    why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
+           "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
+    return base, new, cost, why + ab.summary(run), ab.summary(run, verbose=False), ab.machines_warning(directory)
+
+
+def render(measured, run_options, options, not_compared=()):
+    """(text in options.format, figures of every command, the export's extra fields). The text is
+    hyperfine's blocks, the table and the verdict; --verbose adds the method and the design's
+    paragraph, which the JSON always holds. Nothing compared: the lines that say why follow."""
+    from analysis.tools.compare import repeated as compare_mod
+
+    parts, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
+    for k, m in enumerate(measured):
+        base, new, cost, summary, short, warning = _sides(m, run_options)
+        figures += (base if k == 0 else []) + new
+        costs.append(cost)
+        summaries.append(summary)
+        methods.append(compare_mod.legend(m.rows, options.alpha, options.threshold))
+        labels = ab_input.pair_labels(m.pair)
+        if options.format in ("text", "markdown"):
+            parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
+            parts.append("\n".join(filter(None, [warning, output.verdict_table(m.rows, labels,
+                                                                                markdown=options.format == "markdown")])))
+            design = (methods[-1] + "\n" + summary) if options.verbose else short
+            parts.append(design + ("\n\n" + m.sequential.text if m.sequential.text else ""))
+        comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory)}
+                       for r in m.rows]
+    regressed = any(compare_mod.regressed(m.rows) for m in measured)
+    changed, outside = design_changed(measured), busy(measured)
+    if options.format in ("text", "markdown"):
+        first = measured[0].run
+        batched = first.options if isinstance(first, paired_ab.PairedRun) else run_options
+        parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose)))
+        parts.append(busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
+                     else design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+                     else verdict_line(comparison, regressed, options.threshold))
+    extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
+             "busy_from_outside": outside,
+             "ab": [{"directory": str(m.directory), "design": getattr(m.run, "design", "separate"),
+                     "design_why": getattr(m.run, "design_why", ""), "reruns": m.run.reruns,
+                     **({"cores": m.run.cores, "pilot": m.run.pilot, "colocation": m.run.colocation,
+                         "flagged": m.run.flagged, "switched": m.run.switched,
+                         "disturbed": sorted(paired_ab.loaded(m.directory, m.run).disturbed.names)}
+                        if isinstance(m.run, paired_ab.PairedRun) else {}),
+                     "checks": m.run.checks, "stopped": m.run.stopped, "summary": summary, "method": method,
+                     "sequential": m.sequential.to_dict()}
+                    for m, summary, method in zip(measured, summaries, methods)],
+             "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for m in measured
+                                                                  for path in sorted(m.directory.glob("**/*.xml"))]},
+             "options": run_options.to_dict()}
+    if options.format == "json":
+        from analysis.tools.commands.export import as_json
+
+        text = as_json(figures, extra)
+    else:
+        text = "\n\n".join(p for p in parts if p)
+    if not any(m.rows for m in measured) and not outside and not changed:
+        text += f"\n{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared)
+    return text, figures, extra

@@ -1,0 +1,72 @@
+"""
+The sentinel of the co-located designs (interleaved, duet): after every invocation, whether
+running both sides at once still leaves each side's cost as it is alone (analysis.tools.commands.
+colocation, from the back-to-back pairs every co-located invocation also times). Once flagged, the
+co-located pairs lose their say: the rows come from the back-to-back pairs, and under
+--until-decided the invocations that follow run as blocks.
+"""
+
+import sys
+
+CO_LOCATED = ("interleaved", "duet")
+SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
+SENTINEL_INVOCATIONS = 5  # --until-decided stops a co-located design that no pilot showed harmless no earlier
+
+
+def watch(run, found, threshold, out=sys.stderr):
+    """The co-location Check of each run definition in the result tables `found`, kept in the
+    run. The first flagged one ends the co-located pairs' say; returns True where the design goes
+    on as blocks from the next invocation (the caller writes the definition again, then saves)."""
+    from analysis.tools.commands import colocation, executions
+
+    if run.design not in CO_LOCATED and not run.switched:
+        return False
+    design = run.design if run.design in CO_LOCATED else run.colocation.get("design", "interleaved")
+    checks = {name: colocation.check(executions.of_tables(found, name), design, threshold) for name in run.rundefinitions}
+    run.colocation = {"design": design, "checks": {name: c.to_dict() for name, c in checks.items()}}
+    flagged = [(name, c) for name, c in checks.items() if c.flagged]
+    if not flagged or run.flagged:
+        return False
+    name, c = flagged[0]
+    run.flagged = colocation.reason(c) + (f" ({name})" if len(run.rundefinitions) > 1 else "")
+    if not run.until_decided:
+        print(f"  sentinel: {run.flagged}; the verdict comes from back-to-back pairs only", file=out, flush=True)
+        return False
+    run.switched, run.design = run.reruns + 1, "blocks"
+    print(f"  sentinel: {run.flagged}; from invocation {run.switched} on, both sides run back to back "
+          "(blocks), and the verdict comes from back-to-back pairs only", file=out, flush=True)
+    return True
+
+
+def colocation_lines(run, flagged_only=False):
+    """The co-location check's lines for the output (none for a run that never was co-located;
+    `flagged_only`: only where the check changed where the verdict comes from)."""
+    from analysis.tools.commands import colocation
+
+    lines = []
+    for name, data in (run.colocation.get("checks") or {}).items():
+        check = colocation.Check.from_dict(data)
+        if flagged_only and not check.flagged:
+            continue
+        found = colocation.render(check)
+        lines += [f"{name}: {found[0]}", *found[1:]] if len(run.colocation["checks"]) > 1 else found
+    if run.switched:
+        lines.append(f"  invocations {run.switched} to {run.reruns} ran as blocks (both sides back to back)")
+    return lines
+
+
+def undecided_by_design(run):
+    """Why the run ends undecided because its design changes what it measures ("" where it does not):
+    flagged, and not gone on as blocks."""
+    return run.flagged if run.flagged and not run.switched else ""
+
+
+def piloted_harmless(run):
+    """Whether the pilot showed the run's co-located design harmless (auto's condition for it): then
+    its verdict may come before the sentinel is judged."""
+    from analysis.tools.commands import colocation
+
+    if not run.pilot:
+        return False
+    check = colocation.Check.from_dict(run.pilot)
+    return check.design == run.design and check.shown_harmless(4 * check.tolerance)

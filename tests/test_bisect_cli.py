@@ -5,7 +5,9 @@ history where every commit adds a little is reported as spread."""
 import json
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,10 +31,11 @@ def repo(scratch):
 
 
 @pytest.mark.unit
-def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scratch, tmp_path):
+def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scratch):
     path, shas = repo
+    outside = Path(tempfile.mkdtemp(prefix="not-a-repo-", dir="/tmp"))  # the checkout's own folders are in its git
     cases = [
-        (("v1", "main", "./prog", "--build", BUILD, "--repo", tmp_path), "not a git repository"),
+        (("v1", "main", "./prog", "--build", BUILD, "--repo", outside), "not a git repository"),
         (("v0", "main", "./prog", "--build", BUILD, "--repo", path), "v0: unknown revision"),
         (("main", "v1", "./prog", "--build", BUILD, "--repo", path), "not an ancestor"),
         (("v1", "main", "./prog", "--build", "false", "--repo", path), "fails on GOOD"),
@@ -50,6 +53,7 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scrat
         assert words in stderr, (argv, stderr)
         assert time.monotonic() - started < 10
         assert git(path, "status", "--porcelain") == ""  # the user's checkout untouched
+    outside.rmdir()
 
 
 @pytest.mark.timing

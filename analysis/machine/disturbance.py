@@ -14,6 +14,8 @@ import resource
 import time
 from dataclasses import asdict, dataclass
 
+from analysis.machine.reader import each_process
+
 # outside work, in CPUs averaged over the invocation, beyond which it is disturbed: a quarter of
 # one CPU slows a single-threaded run by up to a quarter where it lands on the run's core
 LEVEL = 0.25
@@ -95,20 +97,15 @@ def _outside_processes(proc):
     """pid -> (name, start ticks, CPU seconds) of every process in another session than the kit's
     (benchexec, its runs and the kit's busy loads share the kit's session)."""
     session, found = os.getsid(0), {}
-    for entry in os.listdir(proc):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"{proc}/{entry}/stat", "rb") as f:
-                text = f.read()
-        except OSError:
+    for pid, text in each_process("stat", proc):
+        if b")" not in text:  # gone while read
             continue
         name = text[text.index(b"(") + 1:text.rindex(b")")].decode(errors="replace")
         fields = text.rsplit(b")", 1)[1].split()
         # after the name: state ppid pgrp session ... utime(11) stime(12) ... starttime(19)
         if int(fields[3]) == session or int(fields[3]) == 0:  # 0: kernel threads
             continue
-        found[int(entry)] = (name, int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK)
+        found[pid] = (name, int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK)
     return found
 
 

@@ -1,6 +1,7 @@
 """Reading a machine's /proc and /sys below a root directory: the live one, or a recorded copy of
 another machine's in the tests. Anything unreadable is "unknown": nothing here guesses."""
 
+import os
 from pathlib import Path
 
 UNKNOWN = "unknown"
@@ -56,3 +57,15 @@ class Machine:
 
 class Unreadable(Exception):
     """What a probe needs cannot be read: its value is unknown."""
+
+
+def each_process(name, proc="/proc"):
+    """(pid, bytes of /proc/PID/NAME) of every process that still exists while it is read."""
+    for entry in os.listdir(proc):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"{proc}/{entry}/{name}", "rb") as f:
+                yield int(entry), f.read()
+        except OSError:
+            continue

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from analysis.core.errors import UserError
 from analysis.machine import disturbance
+from analysis.machine.reader import each_process
 from analysis.sweep.model import Interrupted, now
 
 LOCK = ".timekit.lock"
@@ -175,16 +176,11 @@ def strays(directory):
     """Pids of processes whose command line names benchexec and this directory (or below it)."""
     needle = re.compile(re.escape(str(Path(directory).resolve()).encode()) + rb"(/|\x00|$)")
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                line = f.read()
-        except OSError:
+    for pid, line in each_process("cmdline"):
+        if pid == os.getpid():
             continue
         if b"benchexec" in line and needle.search(line):
-            found.append(int(entry))
+            found.append(pid)
     return found
 
 

@@ -151,12 +151,28 @@ def _wait_for(predicate, seconds):
     return False
 
 
-def _running(directory, name):
+def _running(manifest, name):
     try:
-        steps = json.loads((directory / "sweep.json").read_text())["steps"]
-    except (OSError, ValueError):
+        steps = json.loads(manifest.read_text())["steps"]
+    except (OSError, ValueError, KeyError):
         return False
     return any(s["name"] == name and s["status"] == "running" for s in steps)
+
+
+def _busy_loop_during(process, manifest, name):
+    """Another job, a shell loop in a session of its own, while step `name` of `manifest` runs;
+    then `process`'s output. Returns (the loop's pid, the output)."""
+    try:
+        assert _wait_for(lambda: _running(manifest, name), 120)
+        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
+        try:
+            _wait_for(lambda: not _running(manifest, name), 120)
+        finally:
+            loop.kill()
+            loop.wait()
+        return loop.pid, process.communicate(timeout=300)[0]
+    finally:
+        process.kill()
 
 
 @pytest.mark.timing
@@ -169,21 +185,11 @@ def test_a_busy_loop_started_during_a_sweep_is_caught_and_its_invocation_set_asi
                               "--reruns", "3", "--output", str(out)], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, env={k: v for k, v in os.environ.items()
                                                                        if k != disturbance.LEVEL_VARIABLE})
-    try:
-        assert _wait_for(lambda: _running(out, "load0-rerun2"), 120)
-        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
-        try:
-            _wait_for(lambda: not _running(out, "load0-rerun2"), 120)
-        finally:
-            loop.kill()
-            loop.wait()
-        output, _ = sweep.communicate(timeout=300)
-    finally:
-        sweep.kill()
+    loop, output = _busy_loop_during(sweep, out / "sweep.json", "load0-rerun2")
     assert sweep.returncode == 0, output
     steps = {s.name: s for s in Sweep.load(out).steps}
     assert steps["load0-rerun2"].disturbed, steps["load0-rerun2"].disturbance
-    assert f"(pid {loop.pid})" in steps["load0-rerun2"].disturbance.busiest
+    assert f"(pid {loop})" in steps["load0-rerun2"].disturbance.busiest
     assert steps["load0-rerun2"].disturbance.outside_cpus > 0.5
     assert not steps["load0-rerun1"].disturbed and not steps["load0-rerun3"].disturbed
     assert "1 of 3 benchexec invocations disturbed from outside" in output and "load0-rerun2" in output
@@ -205,14 +211,6 @@ def test_the_recorded_demo_names_the_rerun_that_ran_at_twice_its_wall_time_and_s
         assert not load(REPO / "tests" / "data" / "recorded-demo" / experiment, {"status"}).disturbed
 
 
-def _paired_running(directory, name):
-    try:
-        steps = json.loads((directory / "paired.json").read_text())["steps"]
-    except (OSError, ValueError, KeyError):
-        return False
-    return any(s["name"] == name and s["status"] == "running" for s in steps)
-
-
 @pytest.mark.timing
 def test_ab_sets_an_invocation_that_met_a_busy_loop_aside_and_says_so(programs, scratch, monkeypatch):
     """`timekit ab` on a command against itself, five invocations as blocks; another job runs
@@ -224,20 +222,10 @@ def test_ab_sets_an_invocation_that_met_a_busy_loop_aside_and_says_so(programs, 
     ab = subprocess.Popen([sys.executable, "-m", "analysis.cli", "ab", f"{spin} 20000", f"{spin} 20000", "--design", "blocks",
                            "--reruns", "5", "--output", str(out), "--export-json", str(scratch / "ab.json")],
                           cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        assert _wait_for(lambda: _paired_running(out, "rerun2"), 120)
-        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
-        try:
-            _wait_for(lambda: not _paired_running(out, "rerun2"), 120)
-        finally:
-            loop.kill()
-            loop.wait()
-        output, _ = ab.communicate(timeout=300)
-    finally:
-        ab.kill()
+    loop, output = _busy_loop_during(ab, out / "paired.json", "rerun2")
     assert ab.returncode == 0, output
     line = next(line for line in output.splitlines() if line.lstrip().startswith("invocation 2:"))
-    assert "disturbed from outside" in line and f"(pid {loop.pid})" in line and "set aside (2/5 invocations)" in line
+    assert "disturbed from outside" in line and f"(pid {loop})" in line and "set aside (2/5 invocations)" in line
     assert "1 of 5 benchexec invocations disturbed from outside, set aside" in output
     data = json.loads((scratch / "ab.json").read_text())
     assert data["ab"][0]["disturbed"] == ["rerun2"] and data["busy_from_outside"] == []

@@ -260,13 +260,22 @@ def run_pending(run, outdir, out=sys.stderr):
         steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, PairedError, after, out)
 
 
+_LOADED = {}  # (directory, finished result files) -> Loaded: the report asks several times, the files do not change
+
+
 def loaded(outdir, run=None):
     """The run's result tables (analysis.sweep.load.Loaded): invocations that met outside work are
-    set aside, unless too many did (`busy`)."""
+    set aside, unless too many did (`busy`). Read once per set of finished invocations."""
     from analysis.sweep.load import of_record
 
     run = run or PairedRun.load(outdir)
-    return of_record(Path(outdir), run, {"status", "category", "starttime", "walltime", "cputime"}, unit="invocation")
+    key = (str(Path(outdir).resolve()), tuple(f for s in run.steps if s.status == "done" for f in s.result_files))
+    if key not in _LOADED:
+        if len(_LOADED) >= 8:  # one entry per pair (-L) and look; older looks are not asked for again
+            _LOADED.clear()
+        _LOADED[key] = of_record(Path(outdir), run, {"status", "category", "starttime", "walltime", "cputime"},
+                                 unit="invocation")
+    return _LOADED[key]
 
 
 def tables(outdir, run=None):

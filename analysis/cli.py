@@ -34,7 +34,7 @@ from analysis.experiments import EXPERIMENTS
 from analysis.machine import packages as system
 from analysis.machine import tuning
 from analysis.sweep.model import MANIFEST, Interrupted, Preset, SweepError
-from analysis.tools import ab_cli
+from analysis.ab import cli
 from analysis.core.argtypes import positive_int
 from analysis.tools.plan.args import duration
 from analysis.experiments.core_heterogeneity import cli as cores_cli
@@ -111,7 +111,7 @@ def build_parser():
     report.add_argument("--output", type=Path, help="report directory (default: SWEEP/report; for a result file "
                                                     "X.results.xml.bz2, X.report/ beside it)")
     compare_cli.add_parser(commands)
-    ab_cli.add_parser(commands)
+    cli.add_parser(commands)
     bench_cli.add_parser(commands)
     history_cli.add_parser(commands)
     bisect_cli.add_parser(commands)
@@ -303,7 +303,7 @@ def cmd_lint(args):
 
 
 COMMANDS = {"demo": cmd_demo, "run": cmd_run, "report": cmd_report, "compare": compare_cli.run, "history": history_cli.run,
-            "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": ab_cli.run,
+            "calibrate": calibrate_cli.run, "cores": cores_cli.run, "lint": cmd_lint, "env": cmd_env, "ab": cli.run,
             "fleet": lambda args: fleet_cli.run(args, _tables_and_report), "plan": plan_cli.run, "bench": bench_cli.run,
             "bisect": bisect_cli.run}
 USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it

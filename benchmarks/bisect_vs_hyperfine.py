@@ -114,12 +114,12 @@ def step_noise(records):
     from scipy.stats import t as t_dist
 
     sds = []
-    for s in records:
-        step, n = s["step"], s["step"].get("detail", {}).get("invocations")
+    for step in records:
+        n = step.get("detail", {}).get("invocations")
         if step.get("low") and step.get("high") and n and n > 1:
             half = (math.log(step["high"]) - math.log(step["low"])) / 2
             sds.append(half / t_dist.ppf(0.975, n - 1) * math.sqrt(n))
-    return statistics.median(sds) if sds else math.nan, [s["step"]["detail"].get("invocations") for s in records]
+    return statistics.median(sds) if sds else math.nan, [s.get("detail", {}).get("invocations") for s in records]
 
 
 def simulate(commits, culprit, rise, sigma, looks, seeds, threshold=0.02, alpha=0.05):

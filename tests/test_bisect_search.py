@@ -163,6 +163,20 @@ def test_bad_not_slower_says_so_with_exit_3():
     assert answer.to_dict()["answer"].startswith(f"not slower: BAD {SHAS[-1][:12]} is not shown slower than GOOD")
 
 
+def test_bad_undecided_because_the_machine_was_busy_says_so():
+    """BAD's step left undecided by outside work: not a finding about the code, and the answer says what to do."""
+    truth = issue_truth(culprit=20)
+
+    def busy(commit):
+        return Step("undecided", 1.027, 1.025, 1.028, 0.95, {"busy_from_outside": True})
+
+    answer = run(truth, 0, compare=busy)
+    assert answer.kind == "not-slower" and answer.exit_code == 3
+    assert answer.to_dict()["answer"].endswith("busy from outside during its invocations: rerun on a quiet machine")
+    quiet = run(truth, 0, compare=lambda commit: Step("undecided", 1.01, 0.99, 1.03, 0.95, {}))
+    assert "busy" not in quiet.to_dict()["answer"]
+
+
 def test_an_interrupted_search_resumes_from_its_manifest(scratch):
     truth = issue_truth(culprit=11)
     params = {"good": GOOD.sha, "bad": SHAS[-1], "alpha": ALPHA}

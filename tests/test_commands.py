@@ -16,7 +16,8 @@ from benchexec.tools.template import UnsupportedFeatureException
 from benchexec.util import ProcessExitCode
 
 from analysis.sweep import lint
-from analysis.tools.commands import ab_input, ab_report, definition, export, figures, output, spec
+from analysis.tools.commands import definition, export, figures, output, spec
+from analysis.ab import command_pairs, report
 from tests.helpers import REPO, run_isolated
 from tool_info import command as command_tool
 
@@ -115,14 +116,14 @@ def test_the_generated_definition_is_valid_against_benchexecs_dtd(scratch):
 @pytest.mark.unit
 def test_ab_sides_share_run_definition_names_and_tasks(scratch):
     options = spec.Options(runs=2, cwd=str(scratch), parameters=spec.parse_parameters([("n", "1,2")]))
-    [pair] = ab_input.pairs(["./a {n}", "./b {n}"], options)
+    [pair] = command_pairs.pairs(["./a {n}", "./b {n}"], options)
     assert pair["directory"] == "." and [r["name"] for r in pair["rundefinitions"]] == ["n=1", "n=2"]
-    base, new = ab_input._write_sides(pair, options, scratch, "timekit ab")
+    base, new = command_pairs._write_sides(pair, options, scratch, "timekit ab")
     assert lint.check([base, new]) == []
     assert base.parent.name == "base" and new.parent.name == "new"
     assert base.read_text().count("../tasks/run.r*.yml") == 1 and new.read_text().count("../tasks/run.r*.yml") == 1
-    assert ab_input.pair_labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
-    more = ab_input.pairs(["./a", "./b", "./c"], spec.Options())
+    assert command_pairs.pair_labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
+    more = command_pairs.pairs(["./a", "./b", "./c"], spec.Options())
     assert [p["directory"] for p in more] == ["2-b", "3-c"] and [p["new"] for p in more] == ["./b", "./c"]
 
 
@@ -130,16 +131,16 @@ def test_ab_sides_share_run_definition_names_and_tasks(scratch):
 def test_ab_refuses_a_mix_and_command_options_with_definitions():
     def args(*given, **options):
         return SimpleNamespace(base=given[0], new=given[1], more=list(given[2:]), resume=False,
-                               **{name: options.get(name) for name in ab_input.commands_cli.COMMAND_ONLY})
+                               **{name: options.get(name) for name in command_pairs.commands_cli.COMMAND_ONLY})
 
     with pytest.raises(spec.CommandError, match="not a mix"):
-        ab_input.commands_given(args("base.xml", "./b"))
+        command_pairs.commands_given(args("base.xml", "./b"))
     with pytest.raises(spec.CommandError, match="--runs: for shell commands only"):
-        ab_input.commands_given(args("base.xml", "new.xml", runs=5))
+        command_pairs.commands_given(args("base.xml", "new.xml", runs=5))
     with pytest.raises(spec.CommandError, match="two benchmark definitions, got 3"):
-        ab_input.commands_given(args("a.xml", "b.xml", "c.xml"))
-    assert ab_input.commands_given(args("base.xml", "new.xml")) is None
-    assert ab_input.commands_given(args("./a", "./b", "./c")) == ["./a", "./b", "./c"]
+        command_pairs.commands_given(args("a.xml", "b.xml", "c.xml"))
+    assert command_pairs.commands_given(args("base.xml", "new.xml")) is None
+    assert command_pairs.commands_given(args("./a", "./b", "./c")) == ["./a", "./b", "./c"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,9 +348,9 @@ def test_compare_of_an_ab_folder_labels_its_rows_by_the_commands(scratch):
         (scratch / side).mkdir()
     (scratch / "commands.json").write_text(json.dumps(
         {"pairs": [{"directory": ".", "rundefinitions": [{"name": "command", "base": "./a", "new": "./b"}]}]}))
-    assert ab_input.labels_of(scratch / "base", scratch / "new") == {"command": "./a → ./b"}
-    assert ab_input.labels_of(scratch / "base", scratch / "other" / "new") == {}
-    assert ab_input.labels_of(REPO / "programs", REPO / "tests") == {}
+    assert command_pairs.labels_of(scratch / "base", scratch / "new") == {"command": "./a → ./b"}
+    assert command_pairs.labels_of(scratch / "base", scratch / "other" / "new") == {}
+    assert command_pairs.labels_of(REPO / "programs", REPO / "tests") == {}
 
 
 @pytest.mark.benchexec
@@ -385,7 +386,7 @@ def test_progress_lines_of_ab_get_an_eta():
     import io
 
     stream = io.StringIO()
-    eta = ab_input.EtaLines(stream)
+    eta = command_pairs.EtaLines(stream)
     eta.invocation("  base rerun 1: 5 runs in 3.0 s", 3, 10)   # 2 were done before (--resume)
     print("  a line without progress", file=eta)
     lines = stream.getvalue().splitlines()
@@ -437,14 +438,14 @@ def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_thres
     the line says that a slowdown that large is not excluded and what would tell; a narrow CI
     within the threshold keeps the plain line; a slowdown is the gate's answer."""
     wide = {"command": "./a → ./b", "column": "cputime", "verdict": "~", "ci_high": 1.1918}
-    line = ab_report.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
+    line = report.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
     assert line.startswith("verdict: no significant slowdown beyond the threshold (exit 0); not excluded either")
     assert "for ./a → ./b, cputime's CI reaches +19.2 %, walltime's CI reaches +5.0 %, beyond the 2 % threshold" in line
     assert "--until-decided" in line
-    narrow = ab_report.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
+    narrow = report.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
     assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
-    assert ab_report.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
+    assert report.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
     # --until-decided left the row undecided: the gate passes, and the line says so
-    undecided = ab_report.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
+    undecided = report.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
     assert "not excluded either: for ./a → ./b, cputime's CI reaches +1.8 %, beyond the 1 % threshold" in undecided
     assert undecided.endswith("(undecided: the lines above say what would decide it)")

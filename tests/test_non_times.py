@@ -15,7 +15,7 @@ import pytest
 
 from analysis.tools.compare.repeated import NOTHING_COMPARED
 from tests.test_history import write_result
-from tests.test_paired import timekit
+from tests.test_per_task import timekit
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))

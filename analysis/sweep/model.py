@@ -52,7 +52,7 @@ class Step:
     load_nice: int = 0  # niceness of the busy processes
     scheduling: dict = None  # with a niced competitor: its and a run's scheduling group (analysis.machine.scheduling)
     order: list = None  # run definitions in the order this invocation runs them (None: the definition's)
-    chunk: int = 0  # ab: the chunk of the task set it runs (analysis.tools.ab_chunks); 0: all of it
+    chunk: int = 0  # ab: the chunk of the task set it runs (analysis.ab.task_chunks); 0: all of it
     status: str = "pending"  # pending, running (started; after a crash: cut short), done, failed
     result_files: list = field(default_factory=list)
     started: str = ""

@@ -1,8 +1,8 @@
 """
 Typed options of `timekit ab`, `bench` and `compare`: each command's cli module builds one from
-argv once (ab_cli.options, commands.cli.bench_options, compare.cli.options), and everything below
+argv once (analysis.ab.cli.options, commands.cli.bench_options, compare.cli.options), and everything below
 reads that object; nothing below a cli takes argparse's namespace or changes it. A tool that runs
-ab in-process (analysis.tools.ab_api) builds an AbOptions itself. Light: no numpy.
+ab in-process (analysis.ab.api) builds an AbOptions itself. Light: no numpy.
 """
 
 from __future__ import annotations

@@ -131,7 +131,9 @@ def last_line(answer: Answer) -> str:
     if answer.kind == "not-slower":
         b = o.tested()[len(answer.commits) - 1]
         return (f"not slower: BAD {answer.bad.short} is not shown slower than GOOD {answer.good.short} at the "
-                f"{answer.threshold * 100:g} % threshold ({b.verdict}: {pct(b.ratio - 1)}, {ci(b.low - 1, b.high - 1)})")
+                f"{answer.threshold * 100:g} % threshold ({b.verdict}: {pct(b.ratio - 1)}, {ci(b.low - 1, b.high - 1)})"
+                + ("; the machine was busy from outside during its invocations: rerun on a quiet machine"
+                   if b.detail.get("busy_from_outside") else ""))
     carried = f"{pct(s.carried.rise)} of {pct(s.total)}, {ci(s.carried.low, s.carried.high)}"
     if answer.kind == "culprit":
         return f"culprit: {answer.culprit.short} {answer.culprit.subject} ({carried})"

@@ -1,7 +1,7 @@
 """
 `timekit bisect GOOD BAD --build CMD RUN`: which commit made RUN slower. Each step builds a commit in
 a worktree of its own and compares RUN there with RUN in GOOD's worktree through `timekit ab`'s
-machinery (analysis.tools.ab_api: the design checked, --until-decided, outside work set aside), at
+machinery (analysis.ab.api: the design checked, --until-decided, outside work set aside), at
 the search's share of alpha; the answer's last line names the culprit.
 """
 
@@ -100,7 +100,7 @@ class ABStep:
         self.builds = dict(record.extra.get("builds", {}))
 
     def __call__(self, sha):
-        from analysis.tools import ab_api
+        from analysis.ab import api
         from analysis.tools.bisect.search import Step
         from analysis.tools.options import AbOptions
 
@@ -117,10 +117,11 @@ class ABStep:
             new=None if resume else _in(done.worktree, self.args.run),
             until_decided=True, budget=self.args.budget, alpha=self.alpha, threshold=self.args.threshold,
             columns=("cputime",), output=directory, resume=resume, command_line=f"timekit bisect step {sha[:12]}")
-        found = ab_api.compare_commands(options.base, options.new, options, directory, out=_Indented(self.out))
+        found = api.compare_commands(options.base, options.new, options, directory, out=_Indented(self.out))
         return Step(found.verdict, found.ratio, found.ci_low, found.ci_high, 0.95,
                     detail={"directory": str(directory), "invocations": found.invocations,
-                            "seconds": round(found.seconds, 1), "design": found.design, "reason": found.reason})
+                            "seconds": round(found.seconds, 1), "design": found.design, "reason": found.reason,
+                            "busy_from_outside": bool(found.busy_from_outside)})
 
 
 def _in(tree, command):

@@ -7,7 +7,7 @@ from pathlib import Path
 from analysis.core.argtypes import probability
 from analysis.core.verdicts import DRIFT
 from analysis.experiments import EXPERIMENTS
-from analysis.tools import ab as ab_mod
+from analysis.ab import separate as ab_mod
 
 def add_parser(commands):
     calibrate = commands.add_parser(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from analysis.core.argtypes import probability
 from analysis.core.errors import UserError
-from analysis.tools.compare import paired_output
+from analysis.tools.compare import per_task_output
 from analysis.tools.options import CompareOptions
 
 def add_parser(commands):
@@ -44,7 +44,7 @@ def add_parser(commands):
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     compare.add_argument("--per-task", action="store_true",
                          help="a one-run-per-task definition rerun on both sides: a row per task, not per task set")
-    paired_output.add_arguments(compare)
+    per_task_output.add_arguments(compare)
 
 
 AB_BOTH_SIDES = (("paired.json", "a paired design"), ("blocks.json", "the blocks design"))   # ab's manifests
@@ -79,7 +79,7 @@ def compare(options):
     for path in (options.base, options.new):
         _ab_side_missing(path)
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
-    wanted = {"status", "category", "host", *columns} | paired_output.wanted_columns(options.columns)
+    wanted = {"status", "category", "host", *columns} | per_task_output.wanted_columns(options.columns)
     base = load_tables(options.base, wanted)[:2]  # a file that cannot be read: ResultFileError, one line
     new = load_tables(options.new, wanted)[:2]
     for column in options.columns:   # a misspelled column is bad input, not "nothing compared"
@@ -91,16 +91,16 @@ def compare(options):
     warning = machines.warning(measured["base"], measured["new"])
     if warning:  # before the table; on stderr where stdout is JSON
         print(warning, file=sys.stderr if options.format == "json" else sys.stdout, flush=True)
-    if paired_output.applies(options, base[0], new[0]):
+    if per_task_output.applies(options, base[0], new[0]):
         sides = [base[0], new[0]]
         del base, new  # run() frees each side's tables once it has its run sets
-        return paired_output.run(options, sides, machines.environment(measured))
+        return per_task_output.run(options, sides, machines.environment(measured))
     result = compare_mod.compare(base, new, columns, alpha=options.alpha, threshold=options.threshold,
                                  per_task=options.per_task)
     if result.nothing and not result.not_compared:
         raise UserError(f"{options.base} and {options.new} share no run definition, input and column")
-    from analysis.tools.commands import ab_input
+    from analysis.ab import command_pairs
 
-    labels = ab_input.labels_of(options.base, options.new)   # an ab folder's sides: its commands, not 'command'
+    labels = command_pairs.labels_of(options.base, options.new)   # an ab folder's sides: its commands, not 'command'
     print(compare_mod.render(result, options.format, options.alpha, options.threshold, labels))
     return compare_mod.exit_code(result)

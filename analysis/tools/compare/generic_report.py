@@ -16,8 +16,8 @@ import numpy as np
 
 from analysis.core import stats, validity
 from analysis.core.report import Figure, Section, Table
-from analysis.tools.compare import paired
-from analysis.tools.compare import paired_plots
+from analysis.tools.compare import per_task
+from analysis.tools.compare import per_task_plots
 from analysis.tools.compare import pairing
 
 COLUMNS = pairing.DEFAULT_COLUMNS
@@ -26,9 +26,9 @@ MAX_STATUSES = 8    # statuses listed per run set; the rest summed as 'other'
 
 def wanted_columns():
     """The columns this section reads, for the loader."""
-    from analysis.tools.compare import paired_output
+    from analysis.tools.compare import per_task_output
 
-    return paired_output.wanted_columns(COLUMNS)
+    return per_task_output.wanted_columns(COLUMNS)
 
 
 @dataclasses.dataclass
@@ -86,8 +86,8 @@ def run_set_section(run_sets, figure_stem="runsets"):
                      "invalid": rs.invalid, "score": None if rs.score is None else float(rs.score.sum())})
     limits = {rs.time_limit for rs in run_sets[:6]}
     shared_limit = limits.pop() if len(limits) == 1 else None   # a line only for a limit all of them had
-    figure = paired_plots.quantile(run_sets[:6], labels[:6], limit=shared_limit)
-    section.figures.append(Figure("Quantile plot of CPU time", paired_plots.plots.to_png(figure),
+    figure = per_task_plots.quantile(run_sets[:6], labels[:6], limit=shared_limit)
+    section.figures.append(Figure("Quantile plot of CPU time", per_task_plots.plots.to_png(figure),
                                   caption="Per run set its correct results (or, without expected verdicts, its "
                                           "runs that finished normally) sorted by CPU time."
                                   + (f" First 6 of {len(run_sets)} run sets." if len(run_sets) > 6 else "")))
@@ -116,15 +116,15 @@ def generic(tables, alpha=0.05, threshold=0.02, min_cputime=pairing.MIN_CPUTIME)
                 pairs.append((first, rs))
             else:
                 not_comparable.append(f"{rs.name} ({rs.label}) has no task in common with {first.name} ({first.label})")
-        result = paired.compare_pairs(pairs, COLUMNS, alpha, threshold, min_cputime, not_comparable)
+        result = per_task.compare_pairs(pairs, COLUMNS, alpha, threshold, min_cputime, not_comparable)
         notes += [f"compared {c.new['label']} against {c.base['label']} task by task: {c.paired} tasks paired"
                   for c in result.comparisons]
         notes += [f"not compared: {s}" for s in result.skipped]
         if result.comparisons:
-            sections.append(paired_plots.section(
+            sections.append(per_task_plots.section(
                 result, section_id="generic-paired",
                 title=f"Result files of no kit experiment: each run set against the first ({first.name}, {first.date})"))
-            out["paired"] = paired.jsonable(result)
+            out["paired"] = per_task.jsonable(result)
     else:
         notes.append("no paired comparison: one run set only (give two or more result files to compare them task by task)")
     return GenericResult(sections, out, notes, skipped_files)

@@ -26,7 +26,7 @@ from analysis.core import fmt, stats, validity
 from analysis.core.tasks import input_of
 from analysis.tools.compare import reruns, task_sets
 
-MERGED_INPUTS = "all inputs"   # the input of a row of two definitions merged (analysis.tools.compare.blocks)
+MERGED_INPUTS = "all inputs"   # the input of a row of two definitions merged (analysis.ab.observations)
 
 DEFAULT_COLUMNS = ("cputime", "walltime")
 MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before

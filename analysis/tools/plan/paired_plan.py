@@ -19,26 +19,26 @@ from analysis.tools.plan.paired_power import MAX_INVOCATIONS, invocations_needed
 
 
 def holds_paired(path):
-    from analysis.tools import ab_blocks
-    from analysis.tools.commands import paired_ab
+    from analysis.ab import merged
+    from analysis.ab import paired
 
-    return any((Path(str(path)) / m).is_file() for m in (paired_ab.MANIFEST, ab_blocks.MANIFEST))
+    return any((Path(str(path)) / m).is_file() for m in (paired.MANIFEST, merged.MANIFEST))
 
 
 def series_of(path, columns):
     """(design, [(row label, log ratios per invocation)], seconds per invocation) of a paired directory."""
-    from analysis.tools import ab_blocks
-    from analysis.tools.commands import paired_ab
-    from analysis.tools.compare import blocks
+    from analysis.ab import merged
+    from analysis.ab import paired
+    from analysis.ab import observations
 
     path = Path(path)
-    found = paired_ab.tables(path)
-    if (path / paired_ab.MANIFEST).is_file():
-        run = paired_ab.PairedRun.load(path)
-        series = blocks.log_series(found, run.rundefinitions, paired_ab.columns_of(columns, run.design))
+    found = paired.tables(path)
+    if (path / paired.MANIFEST).is_file():
+        run = paired.PairedRun.load(path)
+        series = observations.log_series(found, run.rundefinitions, paired.columns_of(columns, run.design))
     else:
-        run = ab_blocks.BlocksRun.load(path)
-        series = blocks.definition_log_series(found, run.names, columns or ("cputime", "walltime"), run.chunks)
+        run = merged.BlocksRun.load(path)
+        series = observations.definition_log_series(found, run.names, columns or ("cputime", "walltime"), run.chunks)
     done = [s.seconds for s in run.steps if s.status == "done"]
     return run.design, [(label, logs) for label, logs, _ in series], float(np.mean(done)) if done else math.nan
 

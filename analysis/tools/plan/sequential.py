@@ -43,7 +43,7 @@ def spent_evenly(t, alpha):
 def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED, paired=False):
     """{M: nominal p threshold} for the looks at M = start .. max_reruns reruns a side (the
     report's claims under `timekit run --until-decided` use analysis.tools.plan.share_spending).
-    `paired`: the one-sample t test of M invocations' log ratios (analysis.tools.compare.blocks),
+    `paired`: the one-sample t test of M invocations' log ratios (analysis.ab.observations),
     with Pocock-type spending; else Welch's test on M rerun means a side, O'Brien-Fleming-type."""
     rng = np.random.default_rng([seed, max_reruns, start])
     a = rng.standard_normal((simulations, max_reruns))

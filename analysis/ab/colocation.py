@@ -94,14 +94,14 @@ def _median(values):
 
 def check(invocations, design, threshold):
     """The Check over the invocations (or pilot rounds) that hold pairs of both kinds."""
-    from analysis.tools.compare import blocks
+    from analysis.ab import observations
 
     base, new, together, alone, pairs_alone = [], [], [], [], 0
     for invocation in invocations:
         if not executions.co_located(invocation):
             continue
-        logs_together, _ = blocks.invocation_log_ratios([invocation], COLUMN)
-        logs_alone, found = blocks.invocation_log_ratios([invocation], COLUMN, alone=True)
+        logs_together, _ = observations.invocation_log_ratios([invocation], COLUMN)
+        logs_alone, found = observations.invocation_log_ratios([invocation], COLUMN, alone=True)
         if not logs_together.size or not logs_alone.size:
             continue
         factors = [math.log(_median(executions.side_values(invocation, side, COLUMN, True))

@@ -104,9 +104,9 @@ def row_of(rundefinition, input, column, logs, a, b, within=math.nan):
 
 def merged_names(name, chunks=None):
     """{run definition of the merged definition: side} for run definition `name` of both sides:
-    ab_blocks names them SIDE.NAME, or SIDE.NAME.chunkC (C = 1..chunks) where it cuts the task
+    analysis.ab.merged names them SIDE.NAME, or SIDE.NAME.chunkC (C = 1..chunks) where it cuts the task
     sets; chunks None: either (a record's BlocksRun.chunks says which)."""
-    from analysis.tools.ab_chunks import CHUNKS
+    from analysis.ab.task_chunks import CHUNKS
 
     out = {}
     if chunks is None or chunks <= 1:
@@ -117,7 +117,7 @@ def merged_names(name, chunks=None):
 
 
 def definition_rows(tables, names, columns, alpha, threshold, chunks=None):
-    """compare's Result for two definitions merged into one (analysis.tools.ab_blocks): per run
+    """compare's Result for two definitions merged into one (analysis.ab.merged): per run
     definition and column, each invocation's log ratio is the mean over the inputs both sides
     measured validly in it of ln(mean new / mean base) (a task set: the log geometric mean of the
     per-task ratios; repetitions of one input: the log ratio of their means). `chunks`: the

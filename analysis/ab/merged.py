@@ -1,11 +1,11 @@
 """
 `timekit ab BASE.xml NEW.xml` under the blocks design: both definitions in every invocation.
 
-Two definitions of one tool-info module and the same limits merge into DIR/blocks.xml, whose run
+Two definitions of one tool-info module and the same limits merge into DIR/observations.xml, whose run
 definitions are `base.NAME` and `new.NAME` (or `SIDE.NAME.chunkC` where the task sets can be cut:
 chunk by chunk, the sides' order alternating), run M times in seeded orders. Each invocation's
-ratio of new to base is one observation (analysis.tools.compare.blocks), so the machine's drift
-between invocations cancels. DIR/blocks.json is kept by analysis.sweep.steps_loop.
+ratio of new to base is one observation (analysis.ab.observations), so the machine's drift
+between invocations cancels. DIR/observations.json is kept by analysis.sweep.steps_loop.
 """
 
 import sys
@@ -17,7 +17,7 @@ from lxml import etree
 from analysis.core import orders
 from analysis.core.errors import UserError
 from analysis.sweep import lint, runner, steps_loop
-from analysis.tools import ab_chunks
+from analysis.ab import task_chunks
 from analysis.tools.commands import progress
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 
@@ -48,7 +48,7 @@ def why_not_mergeable(base, new):
 
 def chunks_of(copies):
     """How many chunks both sides' task sets take (1: not chunked)."""
-    counts = [ab_chunks.count(path) for path in copies.values()]
+    counts = [task_chunks.count(path) for path in copies.values()]
     return min(counts) if min(counts) > 1 else 1
 
 
@@ -64,7 +64,7 @@ def merge(copies, names, out, chunks=1):
         side_root = trees[side].getroot()
         shared = [e for e in side_root if e.tag in ("option", "propertyfile", "requiredfiles")]
         tasks = side_root.findall("tasks")
-        parts = ab_chunks.slices(ab_chunks.task_files(copies[side]), chunks) if chunks > 1 else [None]
+        parts = task_chunks.slices(task_chunks.task_files(copies[side]), chunks) if chunks > 1 else [None]
         for rundefinition in side_root.findall("rundefinition"):
             if rundefinition.get("name") not in names:
                 continue
@@ -77,7 +77,7 @@ def merge(copies, names, out, chunks=1):
                     if part is None:
                         merged.append(_copy(element))
                     elif k in part:
-                        merged.append(ab_chunks.restricted(element, part[k]))
+                        merged.append(task_chunks.restricted(element, part[k]))
     columns = etree.SubElement(root, "columns")
     titles = []
     for side in SIDES:
@@ -100,7 +100,7 @@ def _copy(element):
 
 @dataclass
 class BlocksRun(StepsRecord):
-    """What blocks.json records: the definitions, the plan, every invocation."""
+    """What observations.json records: the definitions, the plan, every invocation."""
 
     file, error, kind = MANIFEST, BlocksError, "blocks A/B"
 
@@ -212,13 +212,13 @@ def summary(run, verbose=True):
 def measure(run, outdir, columns, options, out=sys.stderr):
     """Run the plan (with --until-decided, more invocations; alpha and threshold: the AbOptions');
     returns (compare's Result, looks)."""
-    from analysis.tools.commands import paired_ab, paired_looks
+    from analysis.ab import paired, stopping
 
     def observe():
-        from analysis.tools.compare import blocks
+        from analysis.ab import observations
 
-        found = paired_ab.tables(outdir, run)
-        return (blocks.definition_rows(found, run.names, columns, options.alpha, options.threshold),
-                lambda: blocks.definition_log_series(found, run.names, columns))
+        found = paired.tables(outdir, run)
+        return (observations.definition_rows(found, run.names, columns, options.alpha, options.threshold),
+                lambda: observations.definition_log_series(found, run.names, columns))
 
-    return paired_looks.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)
+    return stopping.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)

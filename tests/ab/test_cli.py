@@ -16,7 +16,8 @@ import pytest
 
 from analysis import cli
 from analysis.core.errors import UserError
-from analysis.tools.commands import ab_input, definition, failures, output, spec
+from analysis.tools.commands import definition, failures, output, spec
+from analysis.ab import command_pairs
 from analysis.tools.commands import cli as commands_cli
 from tests.helpers import REPO, run_isolated
 
@@ -187,8 +188,7 @@ def test_ignore_failure_reaches_the_definition_and_cmdrun(scratch):
 def test_progress_and_verdicts_travel_as_data_not_text():
     """The kit reads none of its own output back in the A/B path: no regex on its progress line, no
     json.loads of compare's rendered JSON, and no module handed in to hide an import cycle."""
-    sources = {p: p.read_text() for p in [REPO / "analysis" / "tools" / "ab.py", REPO / "analysis" / "tools" / "ab_cli.py",
-                                          REPO / "analysis" / "tools" / "ab_blocks.py",
+    sources = {p: p.read_text() for p in [*(REPO / "analysis" / "ab").glob("*.py"),
                                           *(REPO / "analysis" / "tools" / "commands").glob("*.py")]}
     for path, text in sources.items():
         assert "sys.modules" not in text and "invocations\\)" not in text, path
@@ -209,9 +209,9 @@ def test_the_invocations_line_says_within_and_between_in_words():
 @pytest.mark.unit
 def test_commands_given_keeps_refusing_a_mix():
     args = SimpleNamespace(base="./a", new="b.xml", more=[], resume=False,
-                           **{name: None for name in ab_input.commands_cli.COMMAND_ONLY})
+                           **{name: None for name in command_pairs.commands_cli.COMMAND_ONLY})
     with pytest.raises(spec.CommandError, match="not a mix"):
-        ab_input.commands_given(args)
+        command_pairs.commands_given(args)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Optional
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import write_atomically
-from analysis.tools import ab
-from analysis.tools.commands import ab_input, ab_report, first_run, spec
+from analysis.ab import separate
+from analysis.tools.commands import first_run, spec
+from analysis.ab import command_pairs, report
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.options import AbOptions
 
@@ -65,6 +66,7 @@ class AbOutcome:
     text: str = field(default="", repr=False)          # what `timekit ab` prints, in options.format
     figures: tuple = field(default=(), repr=False)     # each command's figures, for --export-*
     export: dict = field(default_factory=dict, repr=False)   # the export's fields besides the figures
+    busy_from_outside: tuple = ()   # a line per pair that gives no verdict because the machine was busy
 
 
 def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions, outdir: Optional[Path] = None,
@@ -77,12 +79,12 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
     started = time.monotonic()
     if options.resume:
         if not (outdir or options.output):
-            raise ab.ABError("resume: give the directory of the A/B run to continue")
+            raise separate.ABError("resume: give the directory of the A/B run to continue")
         outdir = Path(outdir or options.output).resolve()
-        record, run_options = ab_input.load_record(outdir)
+        record, run_options = command_pairs.load_record(outdir)
         given = [c for c in (base, new, *options.more) if c is not None]
         if given and given != record["commands"]:
-            raise ab.ABError(f"{outdir}: holds an A/B run of {', '.join(record['commands'])}, not of {', '.join(given)}")
+            raise separate.ABError(f"{outdir}: holds an A/B run of {', '.join(record['commands'])}, not of {', '.join(given)}")
         note, fresh = "", False
         runner.build_programs()  # programs/bin/cmdrun
         steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
@@ -91,21 +93,21 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
         options = replace(options, base=base, new=new,
                           command_line=options.command_line or "timekit ab " + shlex.join(commands))
         check(commands, options)
-        run_options, planned = ab_input.prepare(commands, options)
+        run_options, planned = command_pairs.prepare(commands, options)
         where, chosen = paths.user_results(), outdir or options.output
         outdir = Path(chosen or where.root / "ab" / commands_cli.stamp()).resolve()
         note = "" if chosen else where.note()
-        commands_cli.check_new(outdir, ab_input.MANIFEST, "an A/B")
+        commands_cli.check_new(outdir, command_pairs.MANIFEST, "an A/B")
         runner.build_programs()  # programs/bin/cmdrun
         first_run.check([(r[side], r["prepare"]) for pair in planned for r in pair["rundefinitions"]
                          for side in ("base", "new")], run_options, container=options.container)
-        record, fresh = ab_input.new_record(commands, options, run_options, planned), True
+        record, fresh = command_pairs.new_record(commands, options, run_options, planned), True
     try:
         measured, not_compared = _measure(record, outdir, run_options, options, fresh, note, out)
     finally:
         steps_loop.release(outdir)   # the directory's lock, taken once from the first invocation on
-    text, figures, extra = ab_report.render(measured, run_options, options, not_compared)
-    exit_code, reason = ab_report.gate(measured)
+    text, figures, extra = report.render(measured, run_options, options, not_compared)
+    exit_code, reason = report.gate(measured)
     return outcome(measured, exit_code, reason, options.threshold, time.monotonic() - started, outdir, text,
                    tuple(figures), extra)
 
@@ -113,22 +115,22 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
 def check(commands, options):
     """The commands and the options' plan, in one line each, before anything is written."""
     if not all(isinstance(c, str) and c.strip() for c in commands):
-        raise ab.ABError("an empty command; give each command as one quoted argument, e.g. "
+        raise separate.ABError("an empty command; give each command as one quoted argument, e.g. "
                          "timekit ab './build-a/prog' './build-b/prog'")
     if any(spec.is_definition(c) for c in commands):
         raise spec.CommandError("compare_commands compares shell commands; two benchmark definitions are "
                                 "`timekit ab BASE.xml NEW.xml`")
-    ab.reruns_to_start(options)
-    ab.check_sequential(options)
+    separate.reruns_to_start(options)
+    separate.check_sequential(options)
     if options.per_task:
-        raise ab.ABError("--per-task: for benchmark definitions with one run per task; shell commands have a row per "
+        raise separate.ABError("--per-task: for benchmark definitions with one run per task; shell commands have a row per "
                          "command and column already")
 
 
 def _measure(record, outdir, run_options, options, fresh, note, out):
-    """Every pair started (or continued) and measured: ([ab_input.Measured], lines of rows not compared)."""
-    design = ab_input.design_of(record)
-    ab_input.columns(options, run_options, "blocks" if design == "auto" else design)   # said now, not after the runs
+    """Every pair started (or continued) and measured: ([command_pairs.Measured], lines of rows not compared)."""
+    design = command_pairs.design_of(record)
+    command_pairs.columns(options, run_options, "blocks" if design == "auto" else design)   # said now, not after the runs
     measured, not_compared = [], []
     for k, pair in enumerate(record["pairs"]):
         directory = outdir / pair["directory"]
@@ -136,9 +138,9 @@ def _measure(record, outdir, run_options, options, fresh, note, out):
             with commands_cli.new_directory(outdir) if fresh and k == 0 else contextlib.nullcontext():
                 if fresh and k == 0:   # up to the first invocation, a failure leaves nothing behind
                     steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-                    write_atomically(outdir / ab_input.MANIFEST, json.dumps(record, indent=2))
-                run = ab_input.start_pair(pair, directory, record, run_options, options, design, note, out)
-            found, lines = ab_input.measure_pair(pair, run, directory, run_options, options, out)
+                    write_atomically(outdir / command_pairs.MANIFEST, json.dumps(record, indent=2))
+                run = command_pairs.start_pair(pair, directory, record, run_options, options, design, note, out)
+            found, lines = command_pairs.measure_pair(pair, run, directory, run_options, options, out)
         except runner.Interrupted:
             print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
                   file=out)
@@ -152,7 +154,7 @@ def outcome(measured, exit_code, reason, threshold, seconds, directory, text="",
     """The AbOutcome of the measured pairs, the gate's exit code and its reason for no verdict."""
     rows, gated = [], []
     for m in measured:
-        labels = ab_input.pair_labels(m.pair)
+        labels = command_pairs.pair_labels(m.pair)
         for r in m.rows:
             row = AbRow(labels.get(r.rundefinition, r.rundefinition), r.column, r.ratio, r.ci_low, r.ci_high, r.verdict)
             rows.append(row)
@@ -169,7 +171,8 @@ def outcome(measured, exit_code, reason, threshold, seconds, directory, text="",
     invocations = sum(s.status == "done" for m in measured for s in m.run.steps)
     design = getattr(measured[0].run, "design", "separate") if measured else ""
     return AbOutcome(verdict, head.ratio, head.ci_low, head.ci_high, column, exit_code, reason, invocations, seconds,
-                     Path(directory), design, tuple(rows), text, tuple(figures), export or {})
+                     Path(directory), design, tuple(rows), text, tuple(figures), export or {},
+                     tuple(report.busy(measured)))
 
 
 def _passed(gated, threshold):

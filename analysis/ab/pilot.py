@@ -3,7 +3,7 @@ Before the first invocation of `timekit ab 'A' 'B'`: the pair timed outside Benc
 design auto chooses from it. First the pair back to back, as the user runs it: its time (the
 batch is sized from it), how busy each side keeps a core and how many cores it uses (threads).
 Then, for commands that keep one core busy, rounds on one core with half of the couples
-interleaved (analysis.tools.commands.colocation) until interleaving is shown harmless, or cannot
+interleaved (analysis.ab.colocation) until interleaving is shown harmless, or cannot
 be in the pilot's time; auto interleaves only where it is shown harmless, else runs blocks.
 """
 
@@ -18,7 +18,8 @@ import numpy as np
 import scipy.stats
 
 from analysis.sweep import runner
-from analysis.tools.commands import colocation, executions
+from analysis.tools.commands import executions
+from analysis.ab import colocation
 
 SHORT_PAIR = 0.1       # s: a pair this short is timed five more times
 BUSY = 0.5             # a side whose CPU time is under this share of its wall time waits: blocks
@@ -145,7 +146,7 @@ def checked(choice, rundefinition, options, threshold):
 def choose(rundefinition, options, columns, threshold, recorded=None):
     """auto's Choice: interleaved where both commands keep one core busy and a co-location pilot
     shows that interleaving leaves what each costs as it is alone; else blocks. `recorded`: an
-    earlier pilot's choice for this pair here (analysis.tools.commands.choices), taken again."""
+    earlier pilot's choice for this pair here (analysis.ab.choices), taken again."""
     alone = time_alone(rundefinition, options)
     pin = "; --design blocks or --design interleaved pins it"
     if any(c in ("walltime", "exec-walltime") for c in columns or ()):

@@ -1,7 +1,7 @@
 """
 `timekit ab BASE.xml NEW.xml`: two benchmark definitions, from the AbOptions to the verdict. The
-blocks design (analysis.tools.ab_blocks) where one invocation can hold both, else the separate one
-(analysis.tools.ab), chunk by chunk of the task set where it can be cut; a new run or one that
+blocks design (analysis.ab.merged) where one invocation can hold both, else the separate one
+(analysis.ab.separate), chunk by chunk of the task set where it can be cut; a new run or one that
 --resume continues; then compare's table, the design's line and the verdict, or compare's JSON.
 """
 
@@ -12,38 +12,38 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.tools import ab, ab_blocks, ab_chunks
-from analysis.tools.ab import ABError
+from analysis.ab import separate, merged, task_chunks
+from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
 
 
 def start(options):
     """A new A/B run of options.base and options.new, measured and printed; the exit code."""
-    reruns = ab.reruns_to_start(options)
+    reruns = separate.reruns_to_start(options)
     where = paths.user_results()
     note = "" if options.output else where.note()
     outdir = Path(options.output or where.root / "ab" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")).resolve()
-    for manifest in (ab.MANIFEST, ab_blocks.MANIFEST):
+    for manifest in (separate.MANIFEST, merged.MANIFEST):
         commands_cli.check_new(outdir, manifest, "an A/B")
     with commands_cli.new_directory(outdir):
         blocks_run = _start_blocks(options, outdir, reruns)
         if blocks_run is None:
-            separate = ab.start(options.base, options.new, outdir, reruns, options.seed, options.until,
+            separate_run = separate.start(options.base, options.new, outdir, reruns, options.seed, options.until,
                                 options.max_reruns_limit, options.load, options.container, chunks=_chunks(options))
     if blocks_run is not None:
         return _run_blocks(blocks_run, outdir, options, note)
-    return _run_separate(separate, outdir, options, note)
+    return _run_separate(separate_run, outdir, options, note)
 
 
 def resume(options, outdir):
     """Continue the A/B run of two definitions in `outdir`; the exit code."""
-    if (outdir / ab_blocks.MANIFEST).exists():
+    if (outdir / merged.MANIFEST).exists():
         steps_loop.hold(outdir)
-        return _run_blocks(ab_blocks.BlocksRun.load(outdir), outdir, options, "")
-    if not (outdir / ab.MANIFEST).exists():
-        ab.ABRun.load(outdir)   # its one line, before the lock would create the directory
+        return _run_blocks(merged.BlocksRun.load(outdir), outdir, options, "")
+    if not (outdir / separate.MANIFEST).exists():
+        separate.ABRun.load(outdir)   # its one line, before the lock would create the directory
     steps_loop.hold(outdir)
-    return _run_separate(ab.ABRun.load(outdir), outdir, options, "")
+    return _run_separate(separate.ABRun.load(outdir), outdir, options, "")
 
 
 def _start_blocks(options, outdir, reruns):
@@ -51,23 +51,23 @@ def _start_blocks(options, outdir, reruns):
     said on stderr, or --design separate)."""
     if options.design not in ("auto", "blocks"):
         return None
-    reason = ab_blocks.why_not_mergeable(options.base, options.new)
+    reason = merged.why_not_mergeable(options.base, options.new)
     if reason:
         print(f"design: separate: {reason}", file=sys.stderr, flush=True)
         return None
-    names = [n for n in ab.rundefinitions(options.base) if n in ab.rundefinitions(options.new)]
+    names = [n for n in separate.rundefinitions(options.base) if n in separate.rundefinitions(options.new)]
     if not names:
         raise ABError(f"{options.base} and {options.new} share no run definition name; compare lines base and new up by it")
     plan = {"seed": options.seed, "reruns": reruns, "max_reruns": options.max_reruns_limit, "load": options.load,
             "container": options.container, "until": options.until}
-    return ab_blocks.start(options.base, options.new, outdir, names, plan)
+    return merged.start(options.base, options.new, outdir, names, plan)
 
 
 def _chunks(options):
     """Chunks of the task set for definitions that the default design could not merge (1: none)."""
-    if options.design not in ("auto", "blocks") or not ab_blocks.why_not_mergeable(options.base, options.new):
+    if options.design not in ("auto", "blocks") or not merged.why_not_mergeable(options.base, options.new):
         return 1
-    chunks = min(ab_chunks.count(options.base), ab_chunks.count(options.new))
+    chunks = min(task_chunks.count(options.base), task_chunks.count(options.new))
     if chunks > 1:
         print(f"design: separate in {chunks} chunks of the task set: base and new alternate chunk by chunk in every "
               "rerun, so that the drift within a rerun cancels too", file=sys.stderr, flush=True)
@@ -83,33 +83,33 @@ def _interrupted(outdir):
 def _run_separate(run, outdir, options, note):
     """Measure two definitions under the separate design (an invocation a side) and print the verdict."""
     steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-    ab.make_sequential(run, outdir, options)
+    separate.make_sequential(run, outdir, options)
     print(f"A/B: {run.base} against {run.new}, {run.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result = ab.measure(run, outdir, columns, options)
+        result = separate.measure(run, outdir, columns, options)
     except runner.Interrupted:
         return _interrupted(outdir)
-    sequential = ab.sequential_verdicts(run, outdir, result.rows, columns, options)
+    sequential = separate.sequential_verdicts(run, outdir, result.rows, columns, options)
     if options.format == "json":
         data = compare_mod.as_data(result, options.alpha, options.threshold)
-        data["ab"] = {"reruns": run.reruns, "checks": run.checks, "stopped": run.stopped, "summary": ab.summary(run),
+        data["ab"] = {"reruns": run.reruns, "checks": run.checks, "stopped": run.stopped, "summary": separate.summary(run),
                       "directory": str(outdir), "sequential": sequential.to_dict()}
         print(json.dumps(data, indent=2, default=str))
         return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, options) + ab.summary(run, verbose=options.verbose)
+    text = _table(compare_mod, result, options) + separate.summary(run, verbose=options.verbose)
     text += "\n\n" + sequential.text if sequential.text else ""
     if not options.per_task:  # the per-task comparison ends with its own verdict line
         text += "\n" + compare_mod.verdict_line(result)
-    print("\n".join(filter(None, [ab.machines_warning(outdir), text])))
+    print("\n".join(filter(None, [separate.machines_warning(outdir), text])))
     return compare_mod.exit_code(result)
 
 
 def _run_blocks(run, outdir, options, note):
     """Measure two merged definitions under the blocks design and print as the separate path does."""
-    from analysis.tools.commands import paired_looks
+    from analysis.ab import stopping
     from analysis.tools.compare import repeated as compare_mod
 
     steps_loop.hold(outdir)
@@ -121,17 +121,17 @@ def _run_blocks(run, outdir, options, note):
           f"{outdir}{note}", file=sys.stderr, flush=True)
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result, looks = ab_blocks.measure(run, outdir, columns, options)
+        result, looks = merged.measure(run, outdir, columns, options)
     except runner.Interrupted:
         return _interrupted(outdir)
-    sequential = paired_looks.sequential_report(run, result, looks, options, outdir)
+    sequential = stopping.sequential_report(run, result, looks, options, outdir)
     if options.format == "json":
         data = compare_mod.as_data(result, options.alpha, options.threshold)
         data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": ab_blocks.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
+                      "summary": merged.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
         print(json.dumps(data, indent=2, default=str))
         return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, options) + ab_blocks.summary(run, verbose=options.verbose)
+    text = _table(compare_mod, result, options) + merged.summary(run, verbose=options.verbose)
     text += "\n\n" + sequential.text if sequential.text else ""
     print(text + "\n" + compare_mod.verdict_line(result))
     return compare_mod.exit_code(result)

@@ -1,4 +1,4 @@
-"""`timekit ab`'s options, built once from argv, and ab as a function (analysis.tools.ab_api): the
+"""`timekit ab`'s options, built once from argv, and ab as a function (analysis.ab.api): the
 outcome a caller reads, the same as what the command prints and exits with."""
 
 import ast
@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from analysis import cli
-from analysis.tools import ab_api, ab_cli
+from analysis.ab import api
+from analysis.ab import cli as ab_cli
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.compare import cli as compare_cli
 from analysis.tools.options import AbOptions, BenchOptions, CompareOptions
@@ -62,14 +63,14 @@ def test_nothing_below_the_command_lines_takes_an_argparse_namespace():
     """Only the functions that turn the parsed arguments into options (and `run`, which hands them
     on) see argparse's namespace; every other function of the A/B code takes options."""
     edge = {"options", "run", "command_options", "bench_options"}
-    folders = [REPO / "analysis" / "tools" / "commands", REPO / "analysis" / "tools" / "compare"]
-    files = [*(REPO / "analysis" / "tools").glob("ab*.py"), REPO / "analysis" / "tools" / "options.py",
+    folders = [REPO / "analysis" / "ab", REPO / "analysis" / "tools" / "commands", REPO / "analysis" / "tools" / "compare"]
+    files = [REPO / "analysis" / "tools" / "options.py",
              *(f for folder in folders for f in folder.glob("*.py"))]
     found = []
     for path in files:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and "args" in [a.arg for a in node.args.args]:
-                if not (path.name == "cli.py" or path.name == "ab_cli.py") or node.name not in edge:
+                if not (path.name == "cli.py") or node.name not in edge:
                     found.append(f"{path.relative_to(REPO)}:{node.name}")
     assert not found, found
 
@@ -85,7 +86,7 @@ def _measured(rows, columns=("exec-cputime", "exec-walltime"), until_decided=Fal
 @pytest.mark.unit
 def test_the_outcome_tells_same_faster_and_undecided_apart_on_the_gated_column():
     def verdict(rows, code=0, until_decided=False):
-        return ab_api.outcome(_measured(rows, until_decided=until_decided), code, "", 0.02, 1.0, REPO)
+        return api.outcome(_measured(rows, until_decided=until_decided), code, "", 0.02, 1.0, REPO)
 
     same = verdict([("exec-cputime", 1.001, 0.99, 1.012, "~"), ("exec-walltime", 1.0, 0.9, 1.1, "~")])
     assert (same.verdict, same.column, same.ratio, same.invocations, same.reason) == ("same", "exec-cputime", 1.001, 4, "")
@@ -94,9 +95,9 @@ def test_the_outcome_tells_same_faster_and_undecided_apart_on_the_gated_column()
     assert verdict([("exec-cputime", 1.001, 0.97, 1.03, "~")], until_decided=True).verdict == "same"   # equivalence shown
     assert verdict([("exec-cputime", 0.8, 0.75, 0.85, "faster")]).verdict == "faster"
     assert verdict([("exec-cputime", 1.3, 1.2, 1.4, "slower")], code=1).verdict == "slower"
-    busy = ab_api.outcome(_measured([("exec-cputime", 1.0, 0.99, 1.01, "~")]), 3, "too much outside work", 0.02, 1.0, REPO)
+    busy = api.outcome(_measured([("exec-cputime", 1.0, 0.99, 1.01, "~")]), 3, "too much outside work", 0.02, 1.0, REPO)
     assert (busy.verdict, busy.exit_code, busy.reason) == ("undecided", 3, "too much outside work")
-    nothing = ab_api.outcome(_measured([]), 3, "nothing compared", 0.02, 1.0, REPO)
+    nothing = api.outcome(_measured([]), 3, "nothing compared", 0.02, 1.0, REPO)
     assert nothing.verdict == "undecided" and math.isnan(nothing.ratio)
 
 
@@ -107,7 +108,7 @@ def test_compare_commands_runs_what_ab_runs_and_returns_the_verdict(programs, sc
     monkeypatch.chdir(scratch)
     out = io.StringIO()
     options = AbOptions(reruns=3, runs=1, repeat=15)
-    outcome = ab_api.compare_commands(f"{SPIN} 5000", f"{SPIN} 15000", options, scratch / "ab", out=out)
+    outcome = api.compare_commands(f"{SPIN} 5000", f"{SPIN} 15000", options, scratch / "ab", out=out)
     assert (outcome.verdict, outcome.exit_code, outcome.reason) == ("slower", 1, ""), (outcome, out.getvalue())
     assert outcome.column == "exec-cputime" and 1.3 < outcome.ratio < 3.5, outcome
     assert outcome.ci_low <= outcome.ratio <= outcome.ci_high

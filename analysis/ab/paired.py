@@ -3,7 +3,7 @@
 runs both sides, each BenchExec run a batch of K pairs that cmdrun times execution by execution,
 so a pair's log ratio cancels what the machine did to both. Here: the record DIR/paired.json
 (analysis.sweep.steps_loop), the batch (choose_batch), the definition and the invocations; when
-to stop is paired_looks', the co-located designs' watch sentinel's, auto's choice pilot's.
+to stop is stopping's, the co-located designs' watch sentinel's, auto's choice pilot's.
 """
 
 import math
@@ -17,8 +17,9 @@ from analysis.core.errors import UserError
 from analysis.machine import environment
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.commands import definition, executions, paired_looks, progress, sentinel
-from analysis.tools.commands.sentinel import CO_LOCATED, SENTINEL
+from analysis.tools.commands import definition, executions, progress
+from analysis.ab import stopping, sentinel
+from analysis.ab.sentinel import CO_LOCATED, SENTINEL
 from analysis.tools.commands.spec import Options
 
 MANIFEST = "paired.json"
@@ -82,7 +83,7 @@ class PairedRun(StepsRecord):
     file, error, kind = MANIFEST, PairedError, "paired A/B"
 
     design: str              # one of DESIGNS (auto is resolved before the first invocation)
-    pairs: list              # ab_input.pairs' run definitions: [{"name", "assignment", "base", "new", "prepare"}]
+    pairs: list              # command_pairs.pairs' run definitions: [{"name", "assignment", "base", "new", "prepare"}]
     options: Options         # what every run gets, the batch's runs and --repeat in it (a dict in paired.json)
     batch: Batch
     seed: int
@@ -157,7 +158,7 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
 def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
     """A new paired A/B directory: the pair timed, the design (for auto) and the batch chosen,
     tasks and the definition."""
-    from analysis.tools.commands import choices, pilot
+    from analysis.ab import choices, pilot
 
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
@@ -305,24 +306,24 @@ def _prepare_statistics(rows, alpha, max_reruns):
 
 
 def measure(run, outdir, columns, options, out=sys.stderr):
-    """Run the plan (and, with --until or --until-decided, more invocations: paired_looks), the
+    """Run the plan (and, with --until or --until-decided, more invocations: stopping), the
     sentinel watching a co-located design; returns (compare's Result, looks)."""
     if run.design != "duet":
         rows = len(columns) * len(run.rundefinitions)
         threading.Thread(target=_prepare_statistics, args=(rows, options.alpha, run.max_reruns), daemon=True).start()
 
     def observe():
-        from analysis.tools.compare import blocks  # scipy: imported beside the first invocation
+        from analysis.ab import observations  # scipy: imported beside the first invocation
 
         found = tables(outdir, run)
         if sentinel.watch(run, found, options.threshold, out):
             write(run, outdir)   # flagged under --until-decided: the next invocations run as blocks
         run.save(outdir)
         alone = bool(run.flagged)   # the co-located pairs give no verdict: the back-to-back ones do
-        return (blocks.compare(found, run.rundefinitions, columns, options.alpha, options.threshold, alone),
-                lambda: blocks.log_series(found, run.rundefinitions, columns, alone))
+        return (observations.compare(found, run.rundefinitions, columns, options.alpha, options.threshold, alone),
+                lambda: observations.log_series(found, run.rundefinitions, columns, alone))
 
-    return paired_looks.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)
+    return stopping.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)
 
 
 def side_figures(found, outdir, which, commands, design="blocks"):

@@ -13,7 +13,7 @@ from lxml import etree
 from analysis.core.results import load_results
 from analysis.core.tasks import write_repetitions
 from analysis.sweep import lint
-from analysis.tools import ab_chunks
+from analysis.ab import task_chunks
 from tests.helpers import REPO
 
 DEFINITION = """<?xml version="1.0"?>
@@ -41,13 +41,13 @@ def definitions(scratch, runs=3):
 @pytest.mark.unit
 def test_a_task_set_is_cut_into_chunks_of_consecutive_tasks_that_benchexec_accepts(scratch):
     base, _ = definitions(scratch)
-    found = ab_chunks.task_files(base)
+    found = task_chunks.task_files(base)
     assert [[p.rsplit("/", 1)[1] for p in files] for _, files in found] == [["x.r001.yml", "x.r003.yml"],
                                                                            ["y.r001.yml", "y.r002.yml", "y.r003.yml"]]
-    assert ab_chunks.count(base) == 4 and ab_chunks.count(base, wanted=9) == 5
-    parts = ab_chunks.slices(found, 2)
+    assert task_chunks.count(base) == 4 and task_chunks.count(base, wanted=9) == 5
+    parts = task_chunks.slices(found, 2)
     assert [sum(len(v) for v in part.values()) for part in parts] == [2, 3] and set(parts[0]) == {0}
-    paths = ab_chunks.write(base, 2, scratch / "chunks")
+    paths = task_chunks.write(base, 2, scratch / "chunks")
     assert [p.name for p in paths] == ["base.chunk1.xml", "base.chunk2.xml"]
     assert lint.check(paths) == []
     first = etree.parse(str(paths[0])).getroot()
@@ -56,11 +56,11 @@ def test_a_task_set_is_cut_into_chunks_of_consecutive_tasks_that_benchexec_accep
     assert first.find("tasks/exclude") is None
     # a pattern with a variable is BenchExec's to expand: not chunked
     (scratch / "var.xml").write_text(DEFINITION.format(tool="t", side="${benchmark_path}/base"))
-    assert ab_chunks.task_files(scratch / "var.xml") is None and ab_chunks.count(scratch / "var.xml") == 1
+    assert task_chunks.task_files(scratch / "var.xml") is None and task_chunks.count(scratch / "var.xml") == 1
     # task sets of a run definition's own: a chunk could leave it without a task, so not chunked
     own = '<rundefinition name="runexec"><tasks name="z"><include>base/tasks/y.*.yml</include></tasks></rundefinition>'
     (scratch / "own.xml").write_text(base.read_text().replace('<rundefinition name="runexec"/>', own))
-    assert ab_chunks.count(scratch / "own.xml") == 1
+    assert task_chunks.count(scratch / "own.xml") == 1
 
 
 @pytest.mark.unit
@@ -78,7 +78,7 @@ def test_chunk_result_files_merge_into_the_file_one_invocation_writes(scratch):
     files = [(2, result("base.chunk2.base-rerun1-chunk2.2026-11-27_06-01-14.results.runexec.x.xml.bz2", "B", ["c"], "t2")),
              (1, result("base.chunk1.base-rerun1-chunk1.2026-11-27_06-01-12.results.runexec.x.xml.bz2", "A", ["a", "b"], "t1"))]
     (scratch / "base").mkdir()
-    written = ab_chunks.merge(files, "base", "base-rerun1", scratch / "base")
+    written = task_chunks.merge(files, "base", "base-rerun1", scratch / "base")
     assert [p.name for p in written] == ["base.base-rerun1.2026-11-27_06-01-12.results.runexec.x.xml.bz2"]
     merged = etree.fromstring(bz2.decompress(written[0].read_bytes()))
     assert [r.get("name") for r in merged.iter("run")] == ["a", "b", "c"]      # chunk order (the steps'), not file order

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.tools.commands import sentinel
+from analysis.ab import sentinel
 
 
 def measure_loop(run, outdir, pending, observe, options, out=sys.stderr):

@@ -1,13 +1,14 @@
 """
 What `timekit ab` on shell commands prints and exports, rendered last from the measured pairs
-(ab_input.Measured): hyperfine's block per command, compare's table, the design's line and the
+(command_pairs.Measured): hyperfine's block per command, compare's table, the design's line and the
 gate's verdict line (--verbose adds the method and why the design holds, which the JSON always
 holds), and the exit code the gate gives.
 """
 
 from dataclasses import asdict
 
-from analysis.tools.commands import ab_input, output, paired_ab, paired_summary, report, sentinel
+from analysis.tools.commands import output, report
+from analysis.ab import command_pairs, paired, paired_summary, sentinel
 
 
 def verdict_line(comparison, regressed, threshold):
@@ -35,14 +36,14 @@ def design_changed(measured):
     """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
     blocks continuation: their verdict is undecided, and the gate must not pass on it."""
     return [f"{m.pair['base']} → {m.pair['new']}: {sentinel.undecided_by_design(m.run)}" for m in measured
-            if isinstance(m.run, paired_ab.PairedRun) and sentinel.undecided_by_design(m.run)]
+            if isinstance(m.run, paired.PairedRun) and sentinel.undecided_by_design(m.run)]
 
 
 def busy(measured):
     """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
     them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
-    return [f"{m.pair['base']} → {m.pair['new']}: {paired_ab.busy(m.run, m.directory)}" for m in measured
-            if isinstance(m.run, paired_ab.PairedRun) and paired_ab.busy(m.run, m.directory)]
+    return [f"{m.pair['base']} → {m.pair['new']}: {paired.busy(m.run, m.directory)}" for m in measured
+            if isinstance(m.run, paired.PairedRun) and paired.busy(m.run, m.directory)]
 
 
 def busy_line(found, exit_code):
@@ -77,26 +78,26 @@ def gate(measured):
 def _sides(m, run_options):
     """(base figures, new figures, BenchExec's Cost, the design's lines in full and in short, the
     machines warning) of one measured pair."""
-    from analysis.tools import ab
+    from analysis.ab import separate
     from analysis.tools.commands import figures as figures_mod
 
     pair, run, directory = m.pair, m.run, m.directory
-    if isinstance(run, paired_ab.PairedRun):
-        found = paired_ab.tables(directory, run)   # once for both sides and the cost
-        base = paired_ab.side_figures(found, directory, "a", ab_input.side_commands(pair, "base"), run.design)
-        new = paired_ab.side_figures(found, directory, "b", ab_input.side_commands(pair, "new"), run.design)
+    if isinstance(run, paired.PairedRun):
+        found = paired.tables(directory, run)   # once for both sides and the cost
+        base = paired.side_figures(found, directory, "a", command_pairs.side_commands(pair, "base"), run.design)
+        new = paired.side_figures(found, directory, "b", command_pairs.side_commands(pair, "new"), run.design)
         full = "\n".join(filter(None, [paired_summary.summary(run), *sentinel.colocation_lines(run),
                                         paired_summary.duet_note(run, pair, m.rows)]))
-        aside = paired_ab.disturbed_line(run, directory)
+        aside = paired.disturbed_line(run, directory)
         full += f"\n{aside}" if aside else ""
         short = "\n".join(filter(None, [paired_summary.summary(run, verbose=False),
                                          *sentinel.colocation_lines(run, flagged_only=True), aside]))
         return base, new, figures_mod.benchexec_cost(found, run.options), full, short, ""
-    base, cost = report.measured(directory / "base", ab_input.side_commands(pair, "base"), run_options)
-    new, _ = report.measured(directory / "new", ab_input.side_commands(pair, "new"), run_options)
+    base, cost = report.measured(directory / "base", command_pairs.side_commands(pair, "base"), run_options)
+    new, _ = report.measured(directory / "new", command_pairs.side_commands(pair, "new"), run_options)
     why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
            "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
-    return base, new, cost, why + ab.summary(run), ab.summary(run, verbose=False), ab.machines_warning(directory)
+    return base, new, cost, why + separate.summary(run), separate.summary(run, verbose=False), separate.machines_warning(directory)
 
 
 def render(measured, run_options, options, not_compared=()):
@@ -112,7 +113,7 @@ def render(measured, run_options, options, not_compared=()):
         costs.append(cost)
         summaries.append(summary)
         methods.append(compare_mod.legend(m.rows, options.alpha, options.threshold))
-        labels = ab_input.pair_labels(m.pair)
+        labels = command_pairs.pair_labels(m.pair)
         if options.format in ("text", "markdown"):
             parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
             parts.append("\n".join(filter(None, [warning, output.verdict_table(m.rows, labels,
@@ -125,7 +126,7 @@ def render(measured, run_options, options, not_compared=()):
     changed, outside = design_changed(measured), busy(measured)
     if options.format in ("text", "markdown"):
         first = measured[0].run
-        batched = first.options if isinstance(first, paired_ab.PairedRun) else run_options
+        batched = first.options if isinstance(first, paired.PairedRun) else run_options
         parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose)))
         parts.append(busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
                      else design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
@@ -136,8 +137,8 @@ def render(measured, run_options, options, not_compared=()):
                      "design_why": getattr(m.run, "design_why", ""), "reruns": m.run.reruns,
                      **({"cores": m.run.cores, "pilot": m.run.pilot, "colocation": m.run.colocation,
                          "flagged": m.run.flagged, "switched": m.run.switched,
-                         "disturbed": sorted(paired_ab.loaded(m.directory, m.run).disturbed.names)}
-                        if isinstance(m.run, paired_ab.PairedRun) else {}),
+                         "disturbed": sorted(paired.loaded(m.directory, m.run).disturbed.names)}
+                        if isinstance(m.run, paired.PairedRun) else {}),
                      "checks": m.run.checks, "stopped": m.run.stopped, "summary": summary, "method": method,
                      "sequential": m.sequential.to_dict()}
                     for m, summary, method in zip(measured, summaries, methods)],

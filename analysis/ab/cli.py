@@ -1,8 +1,8 @@
 """
 `timekit ab`: its command line. argv becomes one AbOptions (`options`, the only place that reads
 argparse's namespace); every wrong invocation is one line and exit 2 before anything is written
-(`check`); then shell commands go to analysis.tools.ab_api (the function other tools call too),
-two benchmark definitions to analysis.tools.ab_definitions (the blocks design, or the separate
+(`check`); then shell commands go to analysis.ab.api (the function other tools call too),
+two benchmark definitions to analysis.ab.definitions (the blocks design, or the separate
 one where they cannot share an invocation or --design separate asks for it).
 """
 
@@ -13,14 +13,14 @@ from pathlib import Path
 from analysis.core import paths
 from analysis.core.argtypes import positive_int, probability
 from analysis.sweep import lint, runner
-from analysis.tools import ab, ab_blocks
-from analysis.tools.ab import ABError, percent
+from analysis.ab import separate, merged
+from analysis.ab.separate import ABError, percent
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import spec
 from analysis.tools.options import AbOptions
 from analysis.tools.plan.args import duration
 
-COMMANDS_MANIFEST = "commands.json"   # ab_input.MANIFEST (imported with the commands' path only)
+COMMANDS_MANIFEST = "commands.json"   # command_pairs.MANIFEST (imported with the commands' path only)
 EXAMPLE = "timekit ab './build-a/prog' './build-b/prog'"
 
 
@@ -103,14 +103,14 @@ def options(args):
 def check(options):
     """Whatever makes the invocation wrong, as one ABError or CommandError line, before anything
     is written; the shell commands given (None: two benchmark definitions, or --resume)."""
-    from analysis.tools.commands import ab_input
+    from analysis.ab import command_pairs
 
     given = options.arguments
     if options.resume:
         if given:
             raise ABError(f"--resume continues the A/B run in --output (or the latest) with its own commands or "
                           f"definitions; give none with it (got {given[0]!r})")
-        ab.check_sequential(options)
+        separate.check_sequential(options)
         return None
     if not given:
         raise ABError(f"give the two commands to compare, the base and the new one, e.g. {EXAMPLE} "
@@ -120,14 +120,14 @@ def check(options):
         raise ABError(f"one {what} given ({given[0]}); ab compares two, the base and the new one, e.g. {EXAMPLE}")
     if not all(a.strip() for a in given):
         raise ABError(f"an empty command; give each command as one quoted argument, e.g. {EXAMPLE}")
-    commands = ab_input.commands_given(options)
+    commands = command_pairs.commands_given(options)
     if commands is not None:
-        from analysis.tools import ab_api
+        from analysis.ab import api
 
-        ab_api.check(commands, options)   # what compare_commands checks of its own callers
+        api.check(commands, options)   # what compare_commands checks of its own callers
         return commands
-    ab.reruns_to_start(options)
-    ab.check_sequential(options)
+    separate.reruns_to_start(options)
+    separate.check_sequential(options)
     if options.design in ("duet", "interleaved"):
         raise ABError(f"--design {options.design} runs two shell commands at once; two benchmark definitions run under "
                       "--design blocks (what auto, the default, runs for them) or separate")
@@ -137,7 +137,7 @@ def check(options):
 
 def _latest():
     root = paths.user_results().root / "ab"
-    found = sorted({p.parent for name in (ab.MANIFEST, ab_blocks.MANIFEST, COMMANDS_MANIFEST) for p in root.glob("*/" + name)})
+    found = sorted({p.parent for name in (separate.MANIFEST, merged.MANIFEST, COMMANDS_MANIFEST) for p in root.glob("*/" + name)})
     if not found:
         raise ABError(f"no A/B run to resume under {root}; give --output")
     return found[-1]
@@ -149,26 +149,26 @@ def run(args):
 
 def execute(options):
     """`timekit ab` with its AbOptions: check, run, print; the exit code."""
-    from analysis.tools import ab_definitions
+    from analysis.ab import definitions
 
     commands = check(options)
     if options.resume:
         outdir = Path(options.output or _latest()).resolve()   # benchexec runs in the kit's checkout
         if (outdir / COMMANDS_MANIFEST).exists():
             return _commands(None, None, options, outdir)
-        return ab_definitions.resume(options, outdir)
+        return definitions.resume(options, outdir)
     if commands is not None:   # base, new and the further commands: options.base, .new, .more
         return _commands(options.base, options.new, options, options.output)
-    return ab_definitions.start(options)
+    return definitions.start(options)
 
 
 def _commands(base, new, options, outdir):
-    """Shell commands through analysis.tools.ab_api: its text on stdout, the exports written."""
-    from analysis.tools import ab_api
+    """Shell commands through analysis.ab.api: its text on stdout, the exports written."""
+    from analysis.ab import api
     from analysis.tools.commands import report
 
     try:
-        outcome = ab_api.compare_commands(base, new, options, outdir, out=sys.stderr)
+        outcome = api.compare_commands(base, new, options, outdir, out=sys.stderr)
     except runner.Interrupted:
         return 130
     print(outcome.text)

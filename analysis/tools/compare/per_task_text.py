@@ -1,4 +1,4 @@
-"""The paired comparison (analysis.tools.compare.paired) as text, markdown or JSON, and the rows the report's
+"""The paired comparison (analysis.tools.compare.per_task) as text, markdown or JSON, and the rows the report's
 tables share with them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 from analysis.core import fmt
 from analysis.tools.compare import pairing
-from analysis.tools.compare import paired
+from analysis.tools.compare import per_task
 
 
 def percent(ratio):
@@ -127,7 +127,7 @@ def render(result, format="text"):
     if format == "json":
         from analysis.core.report import jsonable
 
-        return json.dumps(jsonable(paired.jsonable(result)), indent=2)
+        return json.dumps(jsonable(per_task.jsonable(result)), indent=2)
     markdown = format == "markdown"
     out = []
     for c in result.comparisons:

@@ -7,7 +7,7 @@ import pytest
 
 from analysis.tools.plan import ab_looks
 from tests.helpers import REPO
-from tests.test_ab import definitions, finish, start
+from tests.ab.test_separate import definitions, finish, start
 
 RECORDED = REPO / "docs" / "calibration-between"
 

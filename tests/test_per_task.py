@@ -17,7 +17,7 @@ from lxml import etree
 
 from analysis import cli
 from analysis.core import results, validity
-from analysis.tools.compare import paired
+from analysis.tools.compare import per_task
 from analysis.tools.compare import pairing
 
 REPO = Path(__file__).resolve().parent.parent
@@ -148,15 +148,15 @@ def generated_pair(directory, slowdown, seed, tasks=300, flip=0.0):
 
 
 def judge(base, new, **kwargs):
-    sets = [pairing.run_sets(results.load_results([p], paired_output_columns()), paired.DEFAULT_COLUMNS)
+    sets = [pairing.run_sets(results.load_results([p], paired_output_columns()), per_task.DEFAULT_COLUMNS)
             for p in (base, new)]
-    return paired.compare_paired(*sets, **kwargs)
+    return per_task.compare_paired(*sets, **kwargs)
 
 
 def paired_output_columns():
-    from analysis.tools.compare import paired_output
+    from analysis.tools.compare import per_task_output
 
-    return paired_output.wanted_columns()
+    return per_task_output.wanted_columns()
 
 
 @pytest.mark.unit
@@ -200,9 +200,9 @@ def test_per_task_set_rows_and_min_time_filter(scratch):
     a, b = raw_runs(base), raw_runs(new)
     done = lambda r: r[0] != "" and r[1] != "error"  # noqa: E731
     under = sum(1 for t in a if done(a[t]) and done(b[t]) and math.sqrt(a[t][2] * b[t][2]) < 0.5)
-    assert cpu.left_out[paired.under_label(0.5)] == under > 0
+    assert cpu.left_out[per_task.under_label(0.5)] == under > 0
     stricter = judge(base, new, min_cputime=2.0).comparisons[0].columns[0]
-    assert stricter.left_out[paired.under_label(2.0)] > under
+    assert stricter.left_out[per_task.under_label(2.0)] > under
     assert stricter.overall.n < cpu.overall.n
 
 
@@ -351,19 +351,19 @@ def test_direction_and_significance_from_one_statistic():
     g = np.random.default_rng(7)
     base = g.uniform(1, 10, 200)
     factor = np.where(np.arange(200) < 180, 0.97, 1.8) * g.normal(1, 0.002, 200)
-    stat = paired.ratio_stat(base, base * factor, threshold=0.02)
+    stat = per_task.ratio_stat(base, base * factor, threshold=0.02)
     assert stat.geomean > 1.02 and stat.wilcoxon_p < 1e-6 and stat.wilcoxon_side == -1
-    assert paired.verdict(stat.wilcoxon_p, stat, alpha=0.05, threshold=0.02) == "mixed"
-    slower = paired.ratio_stat(base, base * 1.03 * g.normal(1, 0.002, 200), threshold=0.02)
+    assert per_task.verdict(stat.wilcoxon_p, stat, alpha=0.05, threshold=0.02) == "mixed"
+    slower = per_task.ratio_stat(base, base * 1.03 * g.normal(1, 0.002, 200), threshold=0.02)
     assert slower.wilcoxon_side == 1
-    assert paired.verdict(slower.wilcoxon_p, slower, alpha=0.05, threshold=0.02) == "slower"
+    assert per_task.verdict(slower.wilcoxon_p, slower, alpha=0.05, threshold=0.02) == "slower"
 
 
 @pytest.mark.unit
 def test_tasks_without_properties_have_no_score_and_no_score_line():
     """An SV-COMP score of '0 → 0' would read as a measured score where there is none to state."""
     from analysis.core.results import load_results
-    from analysis.tools.compare import paired_text
+    from analysis.tools.compare import per_task_text
 
     corpus = Path(__file__).parent / "data" / "benchexec-results-corpus"
     table = load_results([corpus / "benchmark-example-true.2019-11-06_0932.results.no options.xml.bz2"])[0]
@@ -376,5 +376,5 @@ def test_tasks_without_properties_have_no_score_and_no_score_line():
     comparison = SimpleNamespace(base=side, new=side, paired=1, by_tail=0, only_base=0, only_new=0, only_base_tasks=[],
                                  only_new_tasks=[], duplicates={}, score_base=None, newly_wrong=0, newly_wrong_tasks=[],
                                  newly_correct=0)
-    comparison_lines = paired_text.summary_lines(comparison)
+    comparison_lines = per_task_text.summary_lines(comparison)
     assert not any(line.startswith("score") for line in comparison_lines)

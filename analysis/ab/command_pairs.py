@@ -1,9 +1,9 @@
 """
 `timekit ab 'CMD A' 'CMD B' [more]`: shell commands as ab's sides, pair by pair (A against B,
 then against each further command; a run definition per -L assignment). A pair runs under a
-paired design (paired_ab) or, with --design separate, as two generated definitions through
-ab.start and ab.measure. DIR/commands.json records the commands, options and plan. The loop over
-the pairs is analysis.tools.ab_api's; what is printed, ab_report's.
+paired design (analysis.ab.paired) or, with --design separate, as two generated definitions through
+separate.start and separate.measure. DIR/commands.json records the commands, options and plan. The loop over
+the pairs is analysis.ab.api's; what is printed, analysis.ab.report's.
 """
 
 import json
@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from analysis.sweep.model import now
-from analysis.tools import ab
+from analysis.ab import separate
 from analysis.tools.commands import cli as commands_cli
-from analysis.tools.commands import definition, paired_ab, progress, spec
+from analysis.tools.commands import definition, progress, spec
+from analysis.ab import paired
 
 MANIFEST = "commands.json"
 
 
 class Measured(NamedTuple):
-    """One pair measured: its record, the run (ab.ABRun or paired_ab.PairedRun), its directory,
+    """One pair measured: its record, the run (separate.ABRun or paired.PairedRun), its directory,
     compare's rows, the sequential report, and the columns compared (the first is the gated one)."""
 
     pair: dict
@@ -94,7 +95,7 @@ def prepare(commands, options):
     planned = pairs(commands, run_options)
     columns(options, run_options, "blocks" if options.design == "auto" else options.design)   # a column no design compares
     if options.design == "duet" and len(os.sched_getaffinity(0)) < 2:
-        raise paired_ab.PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
+        raise paired.PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
                                     f"{len(os.sched_getaffinity(0))}: use --design blocks")
     commands_cli.check_exports(options)
     return run_options, planned
@@ -112,7 +113,7 @@ def load_record(outdir):
         record = json.loads((Path(outdir) / MANIFEST).read_text())
         return record, spec.Options(**record["options"])
     except (OSError, ValueError, TypeError, KeyError) as e:
-        raise ab.ABError(f"{Path(outdir) / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
+        raise separate.ABError(f"{Path(outdir) / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
 
 
 def design_of(record):
@@ -125,8 +126,8 @@ def columns(options, run_options, design):
     the first is the one the outcome is told by (CPU time unless --column says otherwise)."""
     from analysis.tools.commands import figures as figures_mod
 
-    if design in paired_ab.DESIGNS:
-        return paired_ab.columns_of(options.columns, design)
+    if design in paired.DESIGNS:
+        return paired.columns_of(options.columns, design)
     wall, cpu = figures_mod.time_columns(run_options)
     return tuple(options.columns or (cpu, wall))
 
@@ -136,24 +137,24 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     --resume, as recorded; a line on `out` says which design and where."""
     plan = record.get("plan") or plan_of(options)  # the plan as given, also for a pair a kill kept from starting
     if design == "separate":
-        if (directory / ab.MANIFEST).exists():
-            run = ab.ABRun.load(directory)
+        if (directory / separate.MANIFEST).exists():
+            run = separate.ABRun.load(directory)
         else:
             base, new = _write_sides(pair, run_options, directory, record["command_line"])
-            run = ab.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
+            run = separate.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
                            plan["load"], plan["container"])
-        ab.make_sequential(run, directory, options)
+        separate.make_sequential(run, directory, options)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
               f"{directory}{note}", file=out, flush=True)
         return run
-    if (directory / paired_ab.MANIFEST).exists():
-        run = paired_ab.PairedRun.load(directory)
+    if (directory / paired.MANIFEST).exists():
+        run = paired.PairedRun.load(directory)
     else:
-        run = paired_ab.start(pair, run_options, directory, plan["design"], plan, options.runs, options.repeat,
+        run = paired.start(pair, run_options, directory, plan["design"], plan, options.runs, options.repeat,
                               record["command_line"], options.columns)
     if options.until_decided:
         run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
-        fits = paired_ab.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
+        fits = paired.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
         run.max_reruns = max(run.max_reruns, options.max_reruns_limit, fits)
         run.save(directory)
     b = run.batch
@@ -166,22 +167,22 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
 def measure_pair(pair, run, directory, run_options, options, out):
     """One started pair measured (Measured): its invocations, and with --until-decided the looks."""
     lines = EtaLines(out)
-    if isinstance(run, ab.ABRun):
+    if isinstance(run, separate.ABRun):
         compared = columns(options, run_options, "separate")
-        result = ab.measure(run, directory, compared, options, out=lines)
-        sequential = ab.sequential_verdicts(run, directory, result.rows, compared, options)
+        result = separate.measure(run, directory, compared, options, out=lines)
+        sequential = separate.sequential_verdicts(run, directory, result.rows, compared, options)
         return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
-    from analysis.tools.commands import paired_looks
+    from analysis.ab import stopping
 
     compared = columns(options, run_options, run.design)
-    result, looks = paired_ab.measure(run, directory, compared, options, out=lines)
-    sequential = paired_looks.sequential_report(run, result, looks, options, directory)
+    result, looks = paired.measure(run, directory, compared, options, out=lines)
+    sequential = stopping.sequential_report(run, result, looks, options, directory)
     return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
 
 
 def plan_of(options):
-    """What ab.start needs of the AbOptions, kept in the record: a resume has no --reruns."""
-    return {"reruns": ab.reruns_to_start(options), "seed": options.seed, "until": options.until,
+    """What separate.start needs of the AbOptions, kept in the record: a resume has no --reruns."""
+    return {"reruns": separate.reruns_to_start(options), "seed": options.seed, "until": options.until,
             "max_reruns": options.max_reruns_limit, "load": options.load, "container": options.container,
             "design": options.design, "threshold": options.threshold}
 

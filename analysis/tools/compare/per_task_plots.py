@@ -14,9 +14,9 @@ import numpy as np
 
 from analysis.core import plots
 from analysis.core.report import Figure, Report, Section, Table, write_report
-from analysis.tools.compare import paired
+from analysis.tools.compare import per_task
 from analysis.tools.compare import pairing
-from analysis.tools.compare import paired_text
+from analysis.tools.compare import per_task_text
 
 _BASE_COLOUR, _NEW_COLOUR = "#4c72b0", "#c0392b"
 _POINT_LIMIT = 20_000   # beyond, points are drawn as pixels
@@ -157,24 +157,24 @@ def section(result, section_id="paired", title=None, drawn=None):
     if result.nothing:
         out.warnings.append(result.nothing_why())
     for c, made in zip(result.comparisons, drawn):
-        out.paragraphs += [f"{c.name}: " + " ".join(paired_text.summary_lines(c))]
+        out.paragraphs += [f"{c.name}: " + " ".join(per_task_text.summary_lines(c))]
         if c.newly_wrong:
             out.warnings.append(f"{c.name}: {c.newly_wrong} task(s) newly wrong: {', '.join(c.newly_wrong_tasks)}")
-        out.warnings += [f"{c.name}: {line}" for line in paired_text.not_compared_lines(c)]
-        header, rows = paired_text.transition_rows(c)
+        out.warnings += [f"{c.name}: {line}" for line in per_task_text.not_compared_lines(c)]
+        header, rows = per_task_text.transition_rows(c)
         out.tables.append(Table(f"{c.name}: status of the paired tasks", header, rows,
                                 caption="Rows: outcome on the base side; columns: on the new side."))
-        if paired_text.compared(c):
-            out.tables.append(Table(f"{c.name}: per-task ratios new/base", paired_text.STAT_HEADER[:-1],
-                                    paired_text.column_rows(c, with_left_out=False),
+        if per_task_text.compared(c):
+            out.tables.append(Table(f"{c.name}: per-task ratios new/base", per_task_text.STAT_HEADER[:-1],
+                                    per_task_text.column_rows(c, with_left_out=False),
                                     caption="Over the tasks both sides finished normally; the method is stated above."))
-        out.tables.append(Table(f"{c.name}: tasks left out of the ratios", paired_text.LEFT_OUT_HEADER,
-                                paired_text.left_out_rows(c)))
+        out.tables.append(Table(f"{c.name}: tasks left out of the ratios", per_task_text.LEFT_OUT_HEADER,
+                                per_task_text.left_out_rows(c)))
         for col in c.columns:
             if col.blocks:
                 out.tables.append(Table(f"{c.name}: {col.column} per task set ({c.block_source})",
-                                        paired_text.BLOCK_HEADER,
-                                        [paired_text.stat_cells(s, s.block) for s in col.blocks],
+                                        per_task_text.BLOCK_HEADER,
+                                        [per_task_text.stat_cells(s, s.block) for s in col.blocks],
                                         caption="Holm over the task sets."))
         for title_, png, caption in made.values():
             out.figures.append(Figure(title_, png, caption))
@@ -188,7 +188,7 @@ def write(result, outdir, environment=None):
     drawn = [figures(c, result.threshold) for c in result.comparisons]
     report = Report(title="timekit compare: paired over tasks", environment=dict(environment or {}))
     report.sections.append(section(result, drawn=drawn))
-    report.data["paired"] = paired.jsonable(result)
+    report.data["paired"] = per_task.jsonable(result)
     paths = write_report(report, outdir)
     pngs = []
     for made in drawn:

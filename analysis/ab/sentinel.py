@@ -17,7 +17,8 @@ def watch(run, found, threshold, out=sys.stderr):
     """The co-location Check of each run definition in the result tables `found`, kept in the
     run. The first flagged one ends the co-located pairs' say; returns True where the design goes
     on as blocks from the next invocation (the caller writes the definition again, then saves)."""
-    from analysis.tools.commands import colocation, executions
+    from analysis.tools.commands import executions
+    from analysis.ab import colocation
 
     if run.design not in CO_LOCATED and not run.switched:
         return False
@@ -41,7 +42,7 @@ def watch(run, found, threshold, out=sys.stderr):
 def colocation_lines(run, flagged_only=False):
     """The co-location check's lines for the output (none for a run that never was co-located;
     `flagged_only`: only where the check changed where the verdict comes from)."""
-    from analysis.tools.commands import colocation
+    from analysis.ab import colocation
 
     lines = []
     for name, data in (run.colocation.get("checks") or {}).items():
@@ -64,7 +65,7 @@ def undecided_by_design(run):
 def piloted_harmless(run):
     """Whether the pilot showed the run's co-located design harmless (auto's condition for it): then
     its verdict may come before the sentinel is judged."""
-    from analysis.tools.commands import colocation
+    from analysis.ab import colocation
 
     if not run.pilot:
         return False

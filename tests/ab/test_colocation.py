@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from analysis.tools.commands import choices, colocation, executions, paired_ab, pilot, sentinel, spec
+from analysis.tools.commands import executions, spec
+from analysis.ab import choices, colocation, paired, pilot, sentinel
 from tests.helpers import REPO, run_isolated
 
 SPIN = REPO / "programs" / "bin" / "spin"
@@ -93,11 +94,11 @@ def test_a_check_on_one_invocation_or_without_back_to_back_pairs_is_not_judged()
 
 @pytest.mark.unit
 def test_the_rows_of_a_co_located_run_rest_on_its_co_located_pairs_or_on_the_back_to_back_ones():
-    from analysis.tools.compare import blocks
+    from analysis.ab import observations
 
     invocations = [co_located_invocation(i, [0.02 + 0.001 * j for j in range(9)], [0.3, 0.31, 0.29]) for i in range(4)]
-    logs, _ = blocks.invocation_log_ratios(invocations, "exec-cputime")
-    alone, _ = blocks.invocation_log_ratios(invocations, "exec-cputime", alone=True)
+    logs, _ = observations.invocation_log_ratios(invocations, "exec-cputime")
+    alone, _ = observations.invocation_log_ratios(invocations, "exec-cputime", alone=True)
     assert np.allclose(logs, 0.024) and np.allclose(alone, 0.30)
 
 
@@ -198,7 +199,7 @@ def test_an_explicit_co_located_design_refuses_a_command_that_runs_threads(progr
 
 @pytest.mark.unit
 def test_a_flagged_run_without_a_blocks_continuation_ends_undecided(scratch):
-    run = paired_ab.PairedRun("interleaved", [], {}, {}, 0, 5, flagged="interleaving made base 2.15x as expensive")
+    run = paired.PairedRun("interleaved", [], {}, {}, 0, 5, flagged="interleaving made base 2.15x as expensive")
     assert sentinel.undecided_by_design(run)
     run.switched = 3
     assert not sentinel.undecided_by_design(run)

@@ -4,7 +4,7 @@ seeded orders opposite in every other rerun (analysis.core.orders), so that a sl
 machine hits both and the rerun-level compare sees how far the mean moves between invocations.
 DIR/ab.json (analysis.sweep.steps_loop) records the plan and every invocation; --until PCT and
 --until-decided add reruns. Definitions that cannot be merged alternate chunk by chunk of their
-task set (analysis.tools.ab_chunks).
+task set (analysis.ab.task_chunks).
 """
 
 import argparse
@@ -17,7 +17,7 @@ from lxml import etree
 from analysis.core.errors import UserError
 from analysis.core import orders
 from analysis.sweep import lint, runner, steps_loop
-from analysis.tools import ab_chunks
+from analysis.ab import task_chunks
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, Step, StepsRecord, now
 from analysis.tools.commands import progress
@@ -53,7 +53,7 @@ class ABRun(StepsRecord):
     skipped: dict = field(default_factory=dict)
     until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
     budget: float = None         # seconds for all invocations, or None
-    chunks: int = 1              # >1: base and new alternate over chunks of the task set (analysis.tools.ab_chunks)
+    chunks: int = 1              # >1: base and new alternate over chunks of the task set (analysis.ab.task_chunks)
 
     def plan(self, rerun):
         """The two invocations of one rerun, in seeded orders that alternate over couples of reruns
@@ -103,7 +103,7 @@ def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, c
         copy = runner.write_sweep_benchmark(side(run, which, outdir), 1, directory)  # copy, paths made absolute
         (directory / "tasks").rmdir()  # the copy's repetition tasks: none, the definition brings its own
         if chunks > 1:
-            ab_chunks.write(copy, chunks, Path(outdir) / "chunks" / which)
+            task_chunks.write(copy, chunks, Path(outdir) / "chunks" / which)
     for rerun in range(1, reruns + 1):
         run.plan(rerun)
     run.save(outdir)
@@ -161,7 +161,7 @@ def merge_chunks(run, outdir, only=None):
     for (which, rerun), steps in groups.items():
         if all(s.status == "done" for s in steps):
             files = [Path(outdir) / "chunks" / which / name for s in steps for name in s.result_files]
-            ab_chunks.merge(files, Path(getattr(run, which)).stem, f"{which}-rerun{rerun}", Path(outdir) / which)
+            task_chunks.merge(files, Path(getattr(run, which)).stem, f"{which}-rerun{rerun}", Path(outdir) / which)
 
 
 def half_width(rows):
@@ -257,7 +257,7 @@ def summary(run, verbose=True):
 
 
 # --------------------------------------------------------------------------------------------
-# what the options ask (analysis.tools.options.AbOptions, built by analysis.tools.ab_cli)
+# what the options ask (analysis.tools.options.AbOptions, built by analysis.ab.cli)
 
 
 def percent(text):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from analysis.core.tasks import write_repetitions
-from analysis.tools import ab, ab_blocks
+from analysis.ab import separate, merged
 from tests.helpers import REPO
 
 DEFINITION = """<?xml version="1.0"?>
@@ -74,7 +74,7 @@ def finished(manifest):
 def test_ab_alternates_under_benchexec_survives_two_interrupts_and_resumes(programs, scratch):
     base, new = definitions(scratch)
     out, log_path = scratch / "ab", scratch / "ab.log"
-    manifest = out / ab.MANIFEST
+    manifest = out / separate.MANIFEST
     with open(log_path, "w") as log:
         # 2 reruns, then --until an unreachable CI width: one more pair, up to --max-reruns 3
         code = interrupt_after(start(base, new, "--reruns", "2", "--until", "0.001", "--max-reruns", "3",
@@ -161,22 +161,22 @@ def test_the_verdict_line_of_definitions_names_the_regressing_rows():
 
 @pytest.mark.unit
 def test_the_order_within_reruns_is_seeded_and_opposite_in_every_couple():
-    run = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
+    run = separate.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
     for rerun in range(1, 21):
         run.plan(rerun)
     orders = ["".join(s.condition[0] for s in run.steps if s.rerun == k) for k in range(1, 21)]
     assert all(orders[k + 1] == orders[k][::-1] for k in range(0, 20, 2))   # base first in half the reruns
     assert len(set(orders[0::2])) == 2   # the couples' first orders are drawn, not fixed
-    blocks = ab_blocks.BlocksRun("b.xml", "n.xml", ["x", "y"], seed=3, reruns=0)
+    blocks = merged.BlocksRun("b.xml", "n.xml", ["x", "y"], seed=3, reruns=0)
     for rerun in range(1, 5):
         blocks.plan(rerun)
     assert blocks.steps[1].order == blocks.steps[0].order[::-1] and blocks.steps[3].order == blocks.steps[2].order[::-1]
     assert sorted(blocks.steps[0].order) == ["base.x", "base.y", "new.x", "new.y"]
-    chunked = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0, chunks=4)
+    chunked = separate.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0, chunks=4)
     chunked.plan(1)
     firsts = [s.condition for s in chunked.steps[0::2]]
     assert firsts.count("base") == 2 and firsts[1] != firsts[0]
-    again = ab.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
+    again = separate.ABRun("b.xml", "n.xml", ["r"], seed=3, reruns=0)
     for rerun in range(1, 21):
         again.plan(rerun)
     assert [s.name for s in again.steps] == [s.name for s in run.steps]

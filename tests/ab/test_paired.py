@@ -13,8 +13,9 @@ from lxml import etree
 
 from analysis.sweep import lint
 from analysis.tools.calibrate import paired as paired_calibration
-from analysis.tools.commands import definition, executions, paired_ab, paired_looks, paired_summary, spec
-from analysis.tools.compare import blocks
+from analysis.tools.commands import definition, executions, spec
+from analysis.ab import paired, stopping, paired_summary
+from analysis.ab import observations
 from analysis.tools.plan import sequential
 from tests.helpers import REPO, run_isolated
 
@@ -57,16 +58,16 @@ def test_a_row_is_the_t_interval_over_invocation_medians():
     rng = np.random.default_rng(3)
     invocations = [invocation(rng.normal(0.03, 0.01, 15)) for _ in range(6)]
     medians = np.array([np.median(executions.pair_log_ratios(i, "exec-cputime")) for i in invocations])
-    row = blocks.row("command", "exec-cputime", invocations)
-    assert row.unit == blocks.UNIT and row.reruns_base == 6 and row.n_base == 90
+    row = observations.row("command", "exec-cputime", invocations)
+    assert row.unit == observations.UNIT and row.reruns_base == 6 and row.n_base == 90
     assert row.ratio == pytest.approx(math.exp(medians.mean()))
     assert row.welch_p == pytest.approx(scipy.stats.ttest_1samp(medians, 0).pvalue)
     half = scipy.stats.t.ppf(0.975, 5) * medians.std(ddof=1) / math.sqrt(6)
     assert (row.ci_low, row.ci_high) == pytest.approx((math.exp(medians.mean() - half), math.exp(medians.mean() + half)))
-    assert blocks.row("command", "exec-cputime", invocations[:1]) is None   # one invocation: no row
+    assert observations.row("command", "exec-cputime", invocations[:1]) is None   # one invocation: no row
     # a pair far off moves the median little: the outlier that a mean would follow
     spoiled = [invocation(list(rng.normal(0.03, 0.01, 14)) + [2.0]) for _ in range(6)]
-    assert blocks.row("command", "exec-cputime", spoiled).ratio == pytest.approx(math.exp(0.03), rel=0.01)
+    assert observations.row("command", "exec-cputime", spoiled).ratio == pytest.approx(math.exp(0.03), rel=0.01)
 
 
 @pytest.mark.unit
@@ -85,13 +86,13 @@ def test_an_invocations_median_weighs_both_start_orders_alike():
     pairs = executions.Invocation(("paired", "order"), [run])
     assert executions.pair_strata(pairs, "exec-cputime") == [f"{f} first" for f in firsts]
     assert np.median(executions.pair_log_ratios(pairs, "exec-cputime")) == pytest.approx(change + order_effect, abs=0.01)
-    logs, _ = blocks.invocation_log_ratios([pairs], "exec-cputime")
+    logs, _ = observations.invocation_log_ratios([pairs], "exec-cputime")
     assert logs[0] == pytest.approx(change, abs=0.01)
     strata = ["x first" if f == "a" else "y first" for f in firsts]
-    assert blocks.balanced_median(-np.array(ratios), strata) == pytest.approx(-blocks.balanced_median(ratios, strata))
+    assert observations.balanced_median(-np.array(ratios), strata) == pytest.approx(-observations.balanced_median(ratios, strata))
     # groups of one size: the plain median of all pairs, not a mean of the two groups' medians
     values, groups = [0.0, 0.01, 0.02, 0.5, -0.5, -0.4, 0.01, 0.02], ["a first"] * 4 + ["b first"] * 4
-    assert blocks.balanced_median(values, groups) == pytest.approx(np.median(values)) == pytest.approx(0.01)
+    assert observations.balanced_median(values, groups) == pytest.approx(np.median(values)) == pytest.approx(0.01)
     assert np.mean([np.median(values[:4]), np.median(values[4:])]) == pytest.approx(-0.09)   # one group's tail
 
 
@@ -125,7 +126,7 @@ def test_a_duet_invocation_centres_each_core_on_its_own_median():
         r = change + (gap if a_core == 1 else -gap) + rng.normal(0, 0.01)
         b = 0.01 * math.exp(r)
         run += [executions.Execution(k, "a", 0.01, 0.01, 0.0, 0, a_core), executions.Execution(k, "b", b, b, 0.0, 0, 1 - a_core)]
-    logs, pairs = blocks.invocation_log_ratios([executions.Invocation(("duet", "1"), [run])], "exec-cputime")
+    logs, pairs = observations.invocation_log_ratios([executions.Invocation(("duet", "1"), [run])], "exec-cputime")
     assert logs[0] == pytest.approx(change, abs=0.01)
     assert abs(np.median(pairs[0]) - change) > 0.5   # the plain median: inside core 0's group
 
@@ -169,58 +170,58 @@ def test_the_progress_line_says_whether_a_decision_is_within_reach():
     run = SimpleNamespace(reruns=5, max_reruns=20, steps=[SimpleNamespace(status="done", seconds=1.5, rerun=k) for k in range(1, 6)])
 
     def look(sd, ratio, decided=False):
-        return paired_looks.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),
+        return stopping.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),
                               100, sd)
 
-    near = paired_looks._nearest_decision(run, [look(0.02, 1.03), look(0.05, 1.03)], 0.05, 0.01)
+    near = stopping._nearest_decision(run, [look(0.02, 1.03), look(0.05, 1.03)], 0.05, 0.01)
     assert near == paired_power.advice(0.02, 1.03, 0.004, 0.01, 1.5).invocations   # one row slower: the gate's answer
-    assert paired_looks._forecast(run, near) == f" (at this spread about M = {max(near, 6)} would decide it)"
-    both_same = paired_looks._nearest_decision(run, [look(0.01, 1.001), look(0.02, 1.001)], 0.05, 0.01)
+    assert stopping._forecast(run, near) == f" (at this spread about M = {max(near, 6)} would decide it)"
+    both_same = stopping._nearest_decision(run, [look(0.01, 1.001), look(0.02, 1.001)], 0.05, 0.01)
     assert both_same == paired_power.advice(0.02, 1.001, 0.004, 0.01, 1.5).invocations   # '~' needs every row
-    far = paired_looks._nearest_decision(run, [look(0.03, 1.012)], 0.05, 0.01)
+    far = stopping._nearest_decision(run, [look(0.03, 1.012)], 0.05, 0.01)
     assert far is not None and far > 20
-    assert paired_looks._forecast(run, far).endswith(f"about M = {far} would decide it, beyond M_max = 20: likely to end undecided)")
-    assert paired_looks._nearest_decision(run, [look(0.3, 1.005)], 0.05, 0.01) is None
-    assert "likely to end undecided" in paired_looks._forecast(run, None)
-    assert paired_looks._nearest_decision(run, [look(0.02, 1.03, decided=True)], 0.05, 0.01) is None   # decided rows need nothing
+    assert stopping._forecast(run, far).endswith(f"about M = {far} would decide it, beyond M_max = 20: likely to end undecided)")
+    assert stopping._nearest_decision(run, [look(0.3, 1.005)], 0.05, 0.01) is None
+    assert "likely to end undecided" in stopping._forecast(run, None)
+    assert stopping._nearest_decision(run, [look(0.02, 1.03, decided=True)], 0.05, 0.01) is None   # decided rows need nothing
 
 
 @pytest.mark.unit
 def test_the_batch_keeps_benchexecs_cost_small_and_invocations_short():
     options = spec.Options()
-    short = paired_ab.choose_batch(0.028, options, None, None)
-    assert short.pairs >= math.ceil(paired_ab.INVOCATION_SECONDS / 0.028) and short.runs == 1
-    assert short.pairs * 0.028 < 2 * paired_ab.INVOCATION_SECONDS
-    long = paired_ab.choose_batch(0.6, options, None, None)
-    assert long.pairs == paired_ab.MIN_PAIRS and long.pairs_per_run == 3
-    very_long = paired_ab.choose_batch(6.0, options, None, None)
-    assert very_long.pairs_per_run == 1 and very_long.runs == paired_ab.MIN_PAIRS
-    given = paired_ab.choose_batch(0.028, options, 4, 7)
+    short = paired.choose_batch(0.028, options, None, None)
+    assert short.pairs >= math.ceil(paired.INVOCATION_SECONDS / 0.028) and short.runs == 1
+    assert short.pairs * 0.028 < 2 * paired.INVOCATION_SECONDS
+    long = paired.choose_batch(0.6, options, None, None)
+    assert long.pairs == paired.MIN_PAIRS and long.pairs_per_run == 3
+    very_long = paired.choose_batch(6.0, options, None, None)
+    assert very_long.pairs_per_run == 1 and very_long.runs == paired.MIN_PAIRS
+    given = paired.choose_batch(0.028, options, 4, 7)
     assert (given.runs, given.pairs_per_run) == (4, 7) and "--repeat 7" in given.why
-    untimed = paired_ab.choose_batch(math.nan, options, None, None)
-    assert (untimed.runs, untimed.pairs_per_run) == (paired_ab.MIN_PAIRS, 1)
+    untimed = paired.choose_batch(math.nan, options, None, None)
+    assert (untimed.runs, untimed.pairs_per_run) == (paired.MIN_PAIRS, 1)
 
 
 @pytest.mark.unit
 def test_a_budget_sets_how_many_invocations_the_sequential_rule_may_look_at():
-    batch = paired_ab.choose_batch(0.6, spec.Options(), None, None)   # 3 pairs of 0.6 s: about 2.5 s an invocation
-    run = paired_ab.PairedRun("blocks", [], {}, vars(batch), 0, 3)
-    assert paired_ab.invocations_in(run, 120) == int(120 // (1.8 + paired_ab.RUN_COST + paired_ab.INVOCATION_COST))
-    assert paired_ab.invocations_in(run, 1e6) == paired_ab.MAX_INVOCATIONS
+    batch = paired.choose_batch(0.6, spec.Options(), None, None)   # 3 pairs of 0.6 s: about 2.5 s an invocation
+    run = paired.PairedRun("blocks", [], {}, vars(batch), 0, 3)
+    assert paired.invocations_in(run, 120) == int(120 // (1.8 + paired.RUN_COST + paired.INVOCATION_COST))
+    assert paired.invocations_in(run, 1e6) == paired.MAX_INVOCATIONS
     run.batch.pair_seconds = math.nan
-    assert paired_ab.invocations_in(run, 120) == 0
+    assert paired.invocations_in(run, 120) == 0
 
 
 @pytest.mark.unit
 def test_a_paired_design_compares_cmdruns_times_only():
-    assert paired_ab.columns_of(None) == ("exec-cputime", "exec-walltime")
-    assert paired_ab.columns_of(["walltime", "exec-walltime"]) == ("exec-walltime",)
-    with pytest.raises(paired_ab.PairedError, match="--design separate"):
-        paired_ab.columns_of(["memory"])
+    assert paired.columns_of(None) == ("exec-cputime", "exec-walltime")
+    assert paired.columns_of(["walltime", "exec-walltime"]) == ("exec-walltime",)
+    with pytest.raises(paired.PairedError, match="--design separate"):
+        paired.columns_of(["memory"])
     # interleaved: a side's wall time includes the other's turns on the core
-    assert paired_ab.columns_of(None, "interleaved") == ("exec-cputime",)
-    with pytest.raises(paired_ab.PairedError, match="only exec-cputime compares them"):
-        paired_ab.columns_of(["walltime"], "interleaved")
+    assert paired.columns_of(None, "interleaved") == ("exec-cputime",)
+    with pytest.raises(paired.PairedError, match="only exec-cputime compares them"):
+        paired.columns_of(["walltime"], "interleaved")
 
 
 @pytest.mark.unit
@@ -285,7 +286,7 @@ def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scr
     data = json.loads(text[text.index("{"):])
     assert data["ab"][0]["design"] == "duet" and "two cores" in data["ab"][0]["summary"]
     assert "duet A/A on this machine" in data["ab"][0]["summary"] and (scratch / "results" / paired_summary.DUET_AA).is_file()
-    found = executions.of_tables(paired_ab.tables(scratch / "ab"), "command")
+    found = executions.of_tables(paired.tables(scratch / "ab"), "command")
     assert len(found) == 2
     for inv in found:
         cores = {(e.index, e.side): e.core for e in inv.executions}
@@ -308,7 +309,7 @@ def test_interleaved_compares_the_cpu_times_of_both_sides_run_at_once_on_one_cor
     assert [r["column"] for r in data["comparison"]] == ["exec-cputime"]   # wall times include the other's turns
     row = data["comparison"][0]
     assert row["unit"] == "pair" and row["verdict"] == "slower" and 1.3 < row["ratio"] < 3.5, row
-    assert '<option name="--interleave"/>' in (scratch / "ab" / paired_ab.DEFINITION).read_text()
+    assert '<option name="--interleave"/>' in (scratch / "ab" / paired.DEFINITION).read_text()
     code, text = timekit("ab", base, new, "--design", "interleaved", "--column", "walltime", "--output", scratch / "w",
                          cwd=scratch)
     assert code == 2 and "only exec-cputime compares them" in text, text
@@ -327,32 +328,32 @@ def test_a_paired_design_refuses_benchexecs_other_columns_in_one_line(programs, 
 
 @pytest.mark.unit
 def test_definitions_of_one_tool_and_limits_merge_and_others_say_why_not(scratch):
-    from analysis.tools import ab_blocks
-    from tests.test_ab import definitions
+    from analysis.ab import merged
+    from tests.ab.test_separate import definitions
 
     base, new = definitions(scratch)
-    assert ab_blocks.why_not_mergeable(base, new) == ""
+    assert merged.why_not_mergeable(base, new) == ""
     (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
-    assert "different tool-info modules" in ab_blocks.why_not_mergeable(base, scratch / "other.xml")
+    assert "different tool-info modules" in merged.why_not_mergeable(base, scratch / "other.xml")
     (scratch / "limits.xml").write_text(new.read_text().replace('timelimit="20 s"', 'timelimit="30 s"'))
-    assert "different timelimit values" in ab_blocks.why_not_mergeable(base, scratch / "limits.xml")
+    assert "different timelimit values" in merged.why_not_mergeable(base, scratch / "limits.xml")
     copies = {}
     for side, path in (("base", base), ("new", new)):
         copies[side] = path
-    merged = ab_blocks.merge(copies, ["runexec"], scratch / "blocks.xml")
-    text = merged.read_text()
+    written = merged.merge(copies, ["runexec"], scratch / "blocks.xml")
+    text = written.read_text()
     assert '<rundefinition name="base.runexec">' in text and '<rundefinition name="new.runexec">' in text
-    assert "base/tasks/*.yml" in text and "new/tasks/*.yml" in text and lint.check([merged]) == []
+    assert "base/tasks/*.yml" in text and "new/tasks/*.yml" in text and lint.check([written]) == []
     # task sets that can be cut: a run definition per side and chunk, each naming its part of the tasks
-    assert ab_blocks.chunks_of(copies) == 2
-    merged = ab_blocks.merge(copies, ["runexec"], scratch / "chunked.xml", chunks=2)
-    root = etree.parse(str(merged)).getroot()
+    assert merged.chunks_of(copies) == 2
+    written = merged.merge(copies, ["runexec"], scratch / "chunked.xml", chunks=2)
+    root = etree.parse(str(written)).getroot()
     names = [r.get("name") for r in root.findall("rundefinition")]
     assert names == ["base.runexec.chunk1", "base.runexec.chunk2", "new.runexec.chunk1", "new.runexec.chunk2"]
     tasks = {r.get("name"): [i.text.rsplit("/", 2)[-2:] for i in r.iter("include")] for r in root.findall("rundefinition")}
     assert tasks["base.runexec.chunk1"] == [["tasks", "x.r001.yml"]] and tasks["new.runexec.chunk2"] == [["tasks", "x.r002.yml"]]
-    assert all("/base/" in i.text for i in root.find("rundefinition").iter("include")) and lint.check([merged]) == []
-    run = ab_blocks.BlocksRun("b.xml", "n.xml", ["runexec"], seed=1, reruns=0, chunks=2)
+    assert all("/base/" in i.text for i in root.find("rundefinition").iter("include")) and lint.check([written]) == []
+    run = merged.BlocksRun("b.xml", "n.xml", ["runexec"], seed=1, reruns=0, chunks=2)
     run.plan(1)
     run.plan(2)
     sides = ["".join(n[0] for n in s.order) for s in run.steps]
@@ -361,7 +362,7 @@ def test_definitions_of_one_tool_and_limits_merge_and_others_say_why_not(scratch
 
 @pytest.mark.timing
 def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scratch):
-    from tests.test_ab import definitions
+    from tests.ab.test_separate import definitions
 
     base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
     code, text = timekit("ab", base, new, "--reruns", "3", "--column", "cputime", "--output", scratch / "ab",
@@ -412,11 +413,12 @@ def test_bench_with_repeat_keeps_every_execution(programs, scratch):
 
 @pytest.mark.unit
 def test_the_method_line_says_how_each_kind_of_paired_row_was_formed():
-    from analysis.tools.compare import blocks, repeated
+    from analysis.tools.compare import repeated
+    from analysis.ab import observations
 
     logs, ones = np.log([1.01, 0.99, 1.02]), np.ones(3)
-    merged = blocks.row_of("pi", repeated.MERGED_INPUTS, "cputime", logs, ones, ones)
-    commands = blocks.row_of("command", "run", "cputime", logs, ones, ones)
+    merged = observations.row_of("pi", repeated.MERGED_INPUTS, "cputime", logs, ones, ones)
+    commands = observations.row_of("command", "run", "cputime", logs, ones, ones)
     assert "mean over the inputs" in repeated.legend([merged], 0.05, 0.02)
     assert "median" not in repeated.legend([merged], 0.05, 0.02)
     assert "median ln(new / base)" in repeated.legend([commands], 0.05, 0.02)

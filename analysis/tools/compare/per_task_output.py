@@ -48,21 +48,21 @@ def run(options, sides, environment=None):
     [base, new]: print the comparison, write the report if asked (`environment`: its Environment
     rows); the exit code. The list is emptied: each side's tables are freed once its run sets are
     made (a million runs: tens of MB each)."""
-    from analysis.tools.compare import paired  # scipy: only when comparing, not for --help
-    from analysis.tools.compare import paired_text
+    from analysis.tools.compare import per_task  # scipy: only when comparing, not for --help
+    from analysis.tools.compare import per_task_text
 
     columns = tuple(options.columns or pairing.DEFAULT_COLUMNS)
     base = pairing.run_sets(sides.pop(0), columns)
     new = pairing.run_sets(sides.pop(0), columns)
     min_cputime = pairing.MIN_CPUTIME if options.min_cputime is None else options.min_cputime
-    result = paired.compare_paired(base, new, columns, alpha=options.alpha, threshold=options.threshold,
+    result = per_task.compare_paired(base, new, columns, alpha=options.alpha, threshold=options.threshold,
                                    min_cputime=min_cputime)
     if not result.comparisons:
         raise UserError(f"{options.base} and {options.new}: no pair of run sets to compare ({'; '.join(result.skipped)})")
-    print(paired_text.render(result, options.format))
+    print(per_task_text.render(result, options.format))
     if options.report:
-        from analysis.tools.compare import paired_plots
+        from analysis.tools.compare import per_task_plots
 
-        written = paired_plots.write(result, options.report, environment)
+        written = per_task_plots.write(result, options.report, environment)
         print(f"report: {written['html']} (figures: {', '.join(p.name for p in written['png'])})", file=sys.stderr)
     return result.exit_code

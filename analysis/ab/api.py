@@ -21,6 +21,7 @@ from typing import Optional
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import write_atomically
+from analysis.ab import runner as ab_runner
 from analysis.ab import separate
 from analysis.tools.commands import first_run, spec
 from analysis.ab import command_pairs, report
@@ -142,8 +143,7 @@ def _measure(record, outdir, run_options, options, fresh, note, out):
                 run = command_pairs.start_pair(pair, directory, record, run_options, options, design, note, out)
             found, lines = command_pairs.measure_pair(pair, run, directory, run_options, options, out)
         except runner.Interrupted:
-            print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-                  file=out)
+            print(ab_runner.interrupted_line(outdir), file=out)
             raise
         measured.append(found)
         not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in lines]

@@ -13,7 +13,7 @@ from pathlib import Path
 from analysis.core import paths
 from analysis.core.argtypes import positive_int, probability
 from analysis.sweep import lint, runner
-from analysis.ab import separate, merged
+from analysis.ab import designs, merged, separate
 from analysis.ab.separate import ABError, percent
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import spec
@@ -64,7 +64,7 @@ def add_parser(commands):
     parser.add_argument("--until-decided", action="store_true",
                         help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
     parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
-    parser.add_argument("--design", choices=("auto", "blocks", "interleaved", "duet", "separate"), default="auto",
+    parser.add_argument("--design", choices=("auto", *designs.names()), default="auto",
                         help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
                         "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
                         "invocation runs both, pair by pair back to back in a seeded order, compared inside it (CPU and "

@@ -7,12 +7,11 @@ the pairs is analysis.ab.api's; what is printed, analysis.ab.report's.
 """
 
 import json
-import os
 from pathlib import Path
 from typing import NamedTuple
 
 from analysis.sweep.model import now
-from analysis.ab import separate
+from analysis.ab import designs, separate
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import definition, progress, spec
 from analysis.ab import paired
@@ -94,9 +93,7 @@ def prepare(commands, options):
     run_options = commands_cli.options_from(options, container=options.container)
     planned = pairs(commands, run_options)
     columns(options, run_options, "blocks" if options.design == "auto" else options.design)   # a column no design compares
-    if options.design == "duet" and len(os.sched_getaffinity(0)) < 2:
-        raise paired.PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
-                                    f"{len(os.sched_getaffinity(0))}: use --design blocks")
+    paired.check_cpus(options.design)
     commands_cli.check_exports(options)
     return run_options, planned
 
@@ -136,15 +133,15 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     """The run of one pair, started (its definitions written, for auto its design piloted) or, on
     --resume, as recorded; a line on `out` says which design and where."""
     plan = record.get("plan") or plan_of(options)  # the plan as given, also for a pair a kill kept from starting
-    if design == "separate":
+    if design != "auto" and not designs.get(design).holds_both:
         if (directory / separate.MANIFEST).exists():
             run = separate.ABRun.load(directory)
         else:
             base, new = _write_sides(pair, run_options, directory, record["command_line"])
             run = separate.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
-                           plan["load"], plan["container"])
+                                 plan["load"], plan["container"], design=design)
         separate.make_sequential(run, directory, options)
-        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design separate); results in "
+        print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design {run.design}); results in "
               f"{directory}{note}", file=out, flush=True)
         return run
     if (directory / paired.MANIFEST).exists():
@@ -168,7 +165,7 @@ def measure_pair(pair, run, directory, run_options, options, out):
     """One started pair measured (Measured): its invocations, and with --until-decided the looks."""
     lines = EtaLines(out)
     if isinstance(run, separate.ABRun):
-        compared = columns(options, run_options, "separate")
+        compared = columns(options, run_options, run.design)
         result = separate.measure(run, directory, compared, options, out=lines)
         sequential = separate.sequential_verdicts(run, directory, result.rows, compared, options)
         return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.ab import separate, merged, task_chunks
+from analysis.ab import designs, merged, separate, task_chunks
+from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
 
@@ -29,7 +30,8 @@ def start(options):
         blocks_run = _start_blocks(options, outdir, reruns)
         if blocks_run is None:
             separate_run = separate.start(options.base, options.new, outdir, reruns, options.seed, options.until,
-                                options.max_reruns_limit, options.load, options.container, chunks=_chunks(options))
+                                          options.max_reruns_limit, options.load, options.container,
+                                          chunks=_chunks(options), design=_one_side(options.design))
     if blocks_run is not None:
         return _run_blocks(blocks_run, outdir, options, note)
     return _run_separate(separate_run, outdir, options, note)
@@ -63,6 +65,11 @@ def _start_blocks(options, outdir, reruns):
     return merged.start(options.base, options.new, outdir, names, plan)
 
 
+def _one_side(design):
+    """The design of invocations that hold one side each: the one asked for, else separate."""
+    return design if design in designs.names() and not designs.get(design).holds_both else "separate"
+
+
 def _chunks(options):
     """Chunks of the task set for definitions that the default design could not merge (1: none)."""
     if options.design not in ("auto", "blocks") or not merged.why_not_mergeable(options.base, options.new):
@@ -75,8 +82,7 @@ def _chunks(options):
 
 
 def _interrupted(outdir):
-    print(f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}",
-          file=sys.stderr)
+    print(ab_runner.interrupted_line(outdir), file=sys.stderr)
     return 130
 
 

@@ -1,25 +1,26 @@
 """
 `timekit ab BASE.xml NEW.xml` under the blocks design: both definitions in every invocation.
 
-Two definitions of one tool-info module and the same limits merge into DIR/observations.xml, whose run
+Two definitions of one tool-info module and the same limits merge into DIR/blocks.xml, whose run
 definitions are `base.NAME` and `new.NAME` (or `SIDE.NAME.chunkC` where the task sets can be cut:
 chunk by chunk, the sides' order alternating), run M times in seeded orders. Each invocation's
 ratio of new to base is one observation (analysis.ab.observations), so the machine's drift
-between invocations cancels. DIR/observations.json is kept by analysis.sweep.steps_loop.
+between invocations cancels. DIR/blocks.json is kept by analysis.sweep.steps_loop.
 """
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
 
 from analysis.core import orders
 from analysis.core.errors import UserError
-from analysis.sweep import lint, runner, steps_loop
+from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
-from analysis.tools.commands import progress
-from analysis.sweep.model import Experiment, Step, StepsRecord, now
+from analysis.ab.record import AbRecord
+from analysis.sweep import lint, runner, steps_loop
+from analysis.sweep.model import Experiment, now
 
 MANIFEST = "blocks.json"
 DEFINITION = "blocks.xml"
@@ -99,28 +100,15 @@ def _copy(element):
 
 
 @dataclass
-class BlocksRun(StepsRecord):
-    """What observations.json records: the definitions, the plan, every invocation."""
+class BlocksRun(AbRecord):
+    """What blocks.json records: the two definitions merged into one and, as every A/B record, the
+    plan and every invocation (analysis.ab.designs.Blocks lays a rerun out)."""
 
-    file, error, kind = MANIFEST, BlocksError, "blocks A/B"
+    file, error, kind, stem, condition = MANIFEST, BlocksError, "blocks A/B", "blocks", "blocks"
 
     base: str
     new: str
     names: list                # the run definitions both have
-    seed: int
-    reruns: int
-    max_reruns: int = 20
-    until: float = None          # --until PCT: add invocations until every row's 95 % CI half-width is below it
-    until_decided: bool = False
-    budget: float = None
-    background: int = 0
-    container: bool = True
-    created: str = ""
-    steps: list = field(default_factory=list)
-    checks: list = field(default_factory=list)
-    stopped: str = ""
-    tasksets: list = field(default_factory=list)
-    skipped: dict = field(default_factory=dict)
     design: str = "blocks"
     chunks: int = 1              # >1: each side's task set in that many chunks, alternating within an invocation
 
@@ -130,14 +118,14 @@ class BlocksRun(StepsRecord):
             return [f"{side}.{name}.chunk{c}" for c in range(1, self.chunks + 1) for name in self.names for side in SIDES]
         return [f"{side}.{name}" for name in self.names for side in SIDES]
 
-    def plan(self, rerun):
-        if self.chunks > 1:   # B N | N B | ...: the invocation's first side from the seed, in couples
+    def order_within(self, rerun):
+        """The run definitions in the order invocation `rerun` runs them: seeded, opposite in every
+        other invocation; in chunks B N | N B | ..., the first side from the seed."""
+        if self.chunks > 1:
             first = [SIDES[i] for i in orders.couple_order(len(SIDES), self.seed, rerun)]
-            order = [f"{side}.{name}.chunk{c}" for c in range(1, self.chunks + 1) for name in self.names
-                     for side in (first if c % 2 else first[::-1])]
-        else:
-            order = [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
-        self.steps.append(Step(load=self.background, rerun=rerun, name=f"rerun{rerun}", condition="blocks", order=order))
+            return [f"{side}.{name}.chunk{c}" for c in range(1, self.chunks + 1) for name in self.names
+                    for side in (first if c % 2 else first[::-1])]
+        return [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
 
 
 def experiment(outdir, names):
@@ -161,9 +149,9 @@ def start(base, new, outdir, names, plan):
         (folder / "tasks").rmdir()
     chunks = chunks_of(copies)
     lint.require_valid([merge(copies, names, outdir / DEFINITION, chunks)])
-    run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), plan["seed"], plan["reruns"],
-                    max(plan["max_reruns"], plan["reruns"]), plan["until"], background=plan["load"],
-                    container=plan["container"], created=now(), chunks=chunks)
+    run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), chunks=chunks, seed=plan["seed"],
+                    reruns=plan["reruns"], max_reruns=max(plan["max_reruns"], plan["reruns"]), until=plan["until"],
+                    background=plan["load"], container=plan["container"], created=now())
     for rerun in range(1, run.reruns + 1):
         run.plan(rerun)
     run.save(outdir)
@@ -175,21 +163,15 @@ def run_pending(run, outdir, out=sys.stderr):
     outdir = Path(outdir)
     bench = experiment(outdir, run.rundefinitions)
 
-    def invoke(step):
+    def invoke(step, count):
         runner.order_rundefinitions(outdir / DEFINITION, step.order)
-        return runner.execute(bench, run, step, outdir, _Count())
+        return runner.execute(bench, run, step, outdir, count)
 
-    def after(step):
-        done = sum(s.status == "done" for s in run.steps)
+    def line(step, count):
         order = " ".join(name.split(".")[0][0].upper() for name in step.order)
-        progress.lines(out).invocation(f"  invocation {step.rerun} ({order}) in {step.seconds:.1f} s", done, len(run.steps))
+        return f"  invocation {step.rerun} ({order}) in {step.seconds:.1f} s"
 
-    steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, BlocksError, after, out)
-
-
-class _Count:
-    def run_finished(self, label=""):
-        pass
+    ab_runner.run_pending(run, outdir, invoke, line, out=out)
 
 
 def summary(run, verbose=True):

@@ -16,15 +16,17 @@ from pathlib import Path
 from analysis.core.errors import UserError
 from analysis.machine import environment
 from analysis.sweep import lint, runner, steps_loop
-from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.commands import definition, executions, progress
-from analysis.ab import stopping, sentinel
-from analysis.ab.sentinel import CO_LOCATED, SENTINEL
+from analysis.sweep.model import Experiment, now
+from analysis.tools.commands import definition, executions
+from analysis.ab import designs, sentinel, stopping
+from analysis.ab import runner as ab_runner
+from analysis.ab.record import AbRecord
+from analysis.ab.sentinel import SENTINEL
 from analysis.tools.commands.spec import Options
 
 MANIFEST = "paired.json"
 DEFINITION = "paired.xml"
-DESIGNS = tuple(definition.PAIRED_DESIGNS)
+DESIGNS = designs.PAIRED
 RUN_COST = 0.15          # s BenchExec spends around a run here (benchmarks/README.md)
 OVERHEAD = 0.10          # K pairs per run keep BenchExec's cost under this share of a run
 INVOCATION_SECONDS = 1.0  # pairs per invocation: at least this long, and at least MIN_PAIRS
@@ -34,15 +36,14 @@ MAX_INVOCATIONS = 200     # M_max that a --budget can ask for
 MAX_PAIRS_PER_RUN = 2000
 
 
-COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution: the cgroup's run holds both sides
+COLUMNS = designs.CMDRUN_COLUMNS   # cmdrun's timing of each execution: the cgroup's run holds both sides
 ALIASES = {"cputime": "exec-cputime", "walltime": "exec-walltime"}
-INTERLEAVED_COLUMNS = ("exec-cputime",)   # a side's wall time there includes the other's turns
 
 
 def columns_of(requested, design="blocks"):
     """The columns a paired design can compare (cputime and walltime are cmdrun's for each side;
-    under interleaved only cputime); raises PairedError with the reason for any other."""
-    allowed = INTERLEAVED_COLUMNS if design == "interleaved" else COLUMNS
+    its Design says which of them); raises PairedError with the reason for any other."""
+    allowed = designs.get(design).columns
     out = []
     for column in requested or allowed:
         column = ALIASES.get(column, column)
@@ -51,7 +52,7 @@ def columns_of(requested, design="blocks"):
                               f"each execution's CPU and wall time tell them apart ({', '.join(COLUMNS)}); "
                               "use --design separate for BenchExec's other columns")
         if column not in allowed:
-            raise PairedError(f"--column {column}: under --design interleaved each side's wall time includes the "
+            raise PairedError(f"--column {column}: under --design {design} each side's wall time includes the "
                               f"other's turns on the core, so only {', '.join(allowed)} compares them; "
                               "use --design blocks for wall time")
         out.append(column)
@@ -77,31 +78,18 @@ class Batch:
 
 
 @dataclass
-class PairedRun(StepsRecord):
-    """What paired.json records: the commands, the design, the batch, every invocation."""
+class PairedRun(AbRecord):
+    """What paired.json records: the commands, the design, the batch and, as every A/B record, the
+    plan and every invocation (the design lays a rerun out: analysis.ab.designs)."""
 
-    file, error, kind = MANIFEST, PairedError, "paired A/B"
+    file, error, kind, stem, condition = MANIFEST, PairedError, "paired A/B", "paired", "pairs"
 
     design: str              # one of DESIGNS (auto is resolved before the first invocation)
     pairs: list              # command_pairs.pairs' run definitions: [{"name", "assignment", "base", "new", "prepare"}]
     options: Options         # what every run gets, the batch's runs and --repeat in it (a dict in paired.json)
     batch: Batch
-    seed: int
-    reruns: int
-    max_reruns: int = 20
-    until: float = None
-    until_decided: bool = False
-    budget: float = None
-    background: int = 0      # busy processes around every invocation (--load)
-    container: bool = True
-    created: str = ""
     build: str = ""
     environment: dict = field(default_factory=dict)
-    steps: list = field(default_factory=list)
-    checks: list = field(default_factory=list)
-    stopped: str = ""
-    tasksets: list = field(default_factory=list)
-    skipped: dict = field(default_factory=dict)
     design_why: str = ""     # why --design auto chose it ("": given)
     cores: int = 1           # cores a run gets: more where a command runs threads (pilot.Alone)
     pilot: dict = field(default_factory=dict)        # auto's co-location pilot (colocation.Check.to_dict)
@@ -120,14 +108,23 @@ class PairedRun(StepsRecord):
     def rundefinitions(self):
         return [r["name"] for r in self.pairs]
 
-    def plan(self, rerun):
-        self.steps.append(Step(load=self.background, rerun=rerun, name=f"rerun{rerun}", condition="pairs"))
+    def order_within(self, rerun):
+        """None: cmdrun draws the pairs' order in each run from the invocation's seed (invocation_seed)."""
+        return None
 
 
 def _experiment(outdir, names):
     outdir = Path(outdir)
     return Experiment(name="paired", inputs=(), rundefinitions=tuple(names), benchmark=outdir / DEFINITION,
                       task_dir=outdir / "tasks")
+
+
+def check_cpus(design):
+    """A design that needs more CPUs than this process may use is refused (auto chooses within them)."""
+    allowed = len(os.sched_getaffinity(0))
+    if design in designs.names() and allowed < designs.get(design).cpus:
+        raise PairedError(f"--design {design} runs the two sides at once on {designs.get(design).cpus} cores; this "
+                          f"process may use {allowed}: use --design blocks")
 
 
 def choose_batch(pair_seconds, options, given_runs, given_repeat):
@@ -163,9 +160,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
         raise PairedError(f"{outdir}: already holds a paired A/B run; use --resume or another --output")
-    if design == "duet" and len(os.sched_getaffinity(0)) < 2:
-        raise PairedError(f"--design duet runs the two sides at once on two cores; this process may use "
-                          f"{len(os.sched_getaffinity(0))}: use --design blocks")
+    check_cpus(design)
     runner.build_programs()
     rundefinition = pair["rundefinitions"][0]
     if design == "auto":
@@ -178,21 +173,21 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
                                   f"{choice.why}; kept in {where} for this pair's later runs here")
     else:
         choice = pilot.Choice(design, pilot.time_alone(rundefinition, options))
-        if design in CO_LOCATED and choice.alone.threaded:
+        if designs.get(design).co_located and choice.alone.threaded:
             raise PairedError(f"--design {design} pins each side to one core, but a command runs threads (CPU time "
                               f"{choice.alone.cores:.0%} of its wall time alone): use --design blocks, which runs "
                               f"them on {choice.alone.cores_used} cores as they run alone (auto chooses it)")
-        if design in CO_LOCATED:
+        if designs.get(design).co_located:
             choice = pilot.checked(choice, rundefinition, options, plan.get("threshold", 0.02))
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
     definition.write_tasks(outdir, batch_options)
     cores = choice.alone.cores_used if choice.design == "blocks" else 1
-    run = PairedRun(choice.design, pair["rundefinitions"], batch_options, batch, plan["seed"],
-                    plan["reruns"], max(plan["max_reruns"], plan["reruns"]), plan["until"], False, None, plan["load"],
-                    plan["container"], now(), design_why=f"auto: {choice.why}" if design == "auto" else choice.why,
-                    cores=cores,
+    run = PairedRun(choice.design, pair["rundefinitions"], batch_options, batch, seed=plan["seed"],
+                    reruns=plan["reruns"], max_reruns=max(plan["max_reruns"], plan["reruns"]), until=plan["until"],
+                    background=plan["load"], container=plan["container"], created=now(),
+                    design_why=f"auto: {choice.why}" if design == "auto" else choice.why, cores=cores,
                     pilot=choice.check.to_dict() if choice.check else {})
     write(run, outdir, command_line)
     for rerun in range(1, run.reruns + 1):
@@ -208,12 +203,20 @@ def write(run, outdir, command_line=""):
     note = (f"Written by `{command_line or 'timekit ab'}` on {now()}: an A/B run of shell commands under the {run.design} "
             f"design, every run {options.repeat} pair(s) of base (--command) and new (--versus). An ordinary BenchExec "
             "definition: from the kit's checkout, `benchexec THIS.xml` reruns it.")
-    paired = {"seed": run.seed, "design": run.design, "cores": run.cores,
-              "sentinel": SENTINEL if run.design in CO_LOCATED else 0}
+    paired = cmdrun_settings(run.design, run.seed, run.cores)
     path = definition.write_definition(outdir / DEFINITION, [(r["name"], r["base"], r["prepare"], r["new"])
                                                              for r in run.pairs],
                                        options, outdir / "tasks", note, paired=paired)
     lint.require_valid([path])
+
+
+def cmdrun_settings(design, seed, cores=1):
+    """What the generated definition tells tool_info.command (and cmdrun) of the design: the seed,
+    the cores (blocks: what the commands use alone; interleaved one; duet one a side), cmdrun's
+    option for it, and the sentinel's share of back-to-back pairs where the sides are co-located."""
+    chosen = designs.get(design)
+    return {"seed": seed, "design": design, "cores": max(chosen.cpus, cores), "option": chosen.cmdrun_option,
+            "sentinel": SENTINEL if chosen.co_located else 0}
 
 
 def invocations_in(run, budget):
@@ -238,27 +241,15 @@ def run_pending(run, outdir, out=sys.stderr):
         run.build = runner.build_programs()
         run.environment = run.environment or environment.snapshot()
         experiment = _experiment(outdir, run.rundefinitions)
-        counts = {}
 
-        class Count:
-            runs = 0
-
-            def run_finished(self, label=""):
-                self.runs += 1
-
-        def invoke(step):
+        def invoke(step, count):
             definition.set_seed(outdir / DEFINITION, invocation_seed(run, step.rerun))
-            counts[step.name] = Count()
-            return runner.execute(experiment, run, step, outdir, counts[step.name])
+            return runner.execute(experiment, run, step, outdir, count)
 
-        def after(step):
-            done = sum(s.status == "done" for s in run.steps)
-            aside = f"; disturbed from outside ({step.disturbance.describe()}): set aside" if step.disturbed else ""
-            progress.lines(out).invocation(f"  invocation {step.rerun}: {counts[step.name].runs} runs of "
-                                           f"{run.batch.pairs_per_run} pair(s) in {step.seconds:.1f} s{aside}",
-                                           done, len(run.steps))
+        def line(step, count):
+            return f"  invocation {step.rerun}: {count.runs} runs of {run.batch.pairs_per_run} pair(s) in {step.seconds:.1f} s"
 
-        steps_loop.run_pending(run, outdir, lambda step: (outdir, DEFINITION[:-4]), invoke, PairedError, after, out)
+        ab_runner.run_pending(run, outdir, invoke, line, out=out)
 
 
 _LOADED = {}  # (directory, finished result files) -> Loaded: the report asks several times, the files do not change
@@ -308,7 +299,7 @@ def _prepare_statistics(rows, alpha, max_reruns):
 def measure(run, outdir, columns, options, out=sys.stderr):
     """Run the plan (and, with --until or --until-decided, more invocations: stopping), the
     sentinel watching a co-located design; returns (compare's Result, looks)."""
-    if run.design != "duet":
+    if designs.get(run.design).cpus < 2:   # not beside a design that uses both cores
         rows = len(columns) * len(run.rundefinitions)
         threading.Thread(target=_prepare_statistics, args=(rows, options.alpha, run.max_reruns), daemon=True).start()
 
@@ -335,7 +326,7 @@ def side_figures(found, outdir, which, commands, design="blocks"):
     out = []
     for command in commands:
         f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which,
-                                     "exec-cputime" if design == "interleaved" else "exec-walltime")
+                                     designs.get(design).columns[-1])
         if f is None:
             raise PairedError(failures.explain(found, command, outdir).line())
         out.append(f)

@@ -19,7 +19,7 @@ import scipy.stats
 
 from analysis.sweep import runner
 from analysis.tools.commands import executions
-from analysis.ab import colocation
+from analysis.ab import colocation, designs
 
 SHORT_PAIR = 0.1       # s: a pair this short is timed five more times
 BUSY = 0.5             # a side whose CPU time is under this share of its wall time waits: blocks
@@ -89,8 +89,8 @@ def time_alone(rundefinition, options):
 def colocation_pilot(rundefinition, options, alone, threshold, design="interleaved"):
     """The co-location Check of the design (interleaved: on one core of this process's set; duet:
     on its first two) from rounds of cmdrun runs with every other couple back to back."""
-    flag = {"interleaved": "--interleave", "duet": "--duet"}[design]
-    cpus = sorted(os.sched_getaffinity(0))[:1 if design == "interleaved" else 2]
+    chosen = designs.get(design)
+    flag, cpus = chosen.cmdrun_option, sorted(os.sched_getaffinity(0))[:chosen.cpus]
     line, tail = _cmdrun_line(rundefinition, options, flag, "--sentinel", "2")
     pairs = ROUND_PAIRS * max(1, math.ceil(ROUND_SECONDS / alone.seconds / ROUND_PAIRS)) if alone.seconds > 0 else ROUND_PAIRS
     rounds, start = [], time.monotonic()

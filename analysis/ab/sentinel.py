@@ -8,7 +8,7 @@ co-located pairs lose their say: the rows come from the back-to-back pairs, and 
 
 import sys
 
-CO_LOCATED = ("interleaved", "duet")
+from analysis.ab.designs import CO_LOCATED  # noqa: F401 (the designs the sentinel watches)
 SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
 SENTINEL_INVOCATIONS = 5  # --until-decided stops a co-located design that no pilot showed harmless no earlier
 

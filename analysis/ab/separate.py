@@ -9,18 +9,18 @@ task set (analysis.ab.task_chunks).
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
 
 from analysis.core.errors import UserError
-from analysis.core import orders
-from analysis.sweep import lint, runner, steps_loop
+from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
+from analysis.ab.record import AbRecord
+from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
-from analysis.sweep.model import Experiment, Step, StepsRecord, now
-from analysis.tools.commands import progress
+from analysis.sweep.model import Experiment, now
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
@@ -31,44 +31,18 @@ class ABError(UserError):
 
 
 @dataclass
-class ABRun(StepsRecord):
-    """What ab.json records: the two definitions, the plan, every invocation and how it ended."""
+class ABRun(AbRecord):
+    """What ab.json records: the two definitions and, as every A/B record, the plan and every
+    invocation (analysis.ab.designs.Separate lays a rerun out)."""
 
     file, error, kind = MANIFEST, ABError, "A/B"
+    sets_aside_disturbed = False   # compare reads DIR/base and DIR/new whole
 
     base: str                  # the original definitions (their copies are in DIR/base, DIR/new)
     new: str
     rundefinitions: list       # shared by both
-    seed: int
-    reruns: int                # planned so far (grows with --until)
-    until: float = None        # CI half-width target in percent, or None
-    max_reruns: int = 20
-    background: int = 0        # busy processes around every invocation (--load)
-    container: bool = True
-    created: str = ""
-    steps: list = field(default_factory=list)
-    checks: list = field(default_factory=list)   # --until: [{"reruns": M, "half_width": percent}]
-    stopped: str = ""
-    tasksets: list = field(default_factory=list)  # what runner.benchexec_command reads: all task sets
-    skipped: dict = field(default_factory=dict)
-    until_decided: bool = False  # --until-decided: add pairs until every row is decided (analysis.tools.plan.ab_looks)
-    budget: float = None         # seconds for all invocations, or None
-    chunks: int = 1              # >1: base and new alternate over chunks of the task set (analysis.ab.task_chunks)
-
-    def plan(self, rerun):
-        """The two invocations of one rerun, in seeded orders that alternate over couples of reruns
-        (analysis.core.orders); in chunks, both sides' chunk 1, then chunk 2, ..., the chunks'
-        orders alternating within the rerun (base first in half of them)."""
-        if self.chunks <= 1:
-            order = orders.couple_order(len(SIDES), self.seed, rerun)
-            self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
-                           for i in order]
-            return
-        for chunk in range(1, self.chunks + 1):
-            order = orders.couple_order(len(SIDES), self.seed, chunk, rerun)
-            self.steps += [Step(load=self.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}-chunk{chunk}",
-                                condition=SIDES[i], chunk=chunk, benchexec_args=["--results-per-taskset"])
-                           for i in order]   # a file per task set in every chunk: they merge one to one
+    chunks: int = 1            # >1: base and new alternate over chunks of the task set (analysis.ab.task_chunks)
+    design: str = "separate"   # a design whose invocations hold one side (analysis.ab.designs)
 
 
 def rundefinitions(path):
@@ -87,7 +61,7 @@ def side(run, which, outdir):
                       task_dir=Path(outdir) / which / "tasks")
 
 
-def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, chunks=1):
+def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, chunks=1, design="separate"):
     """A new A/B directory with its plan (in `chunks` chunks of the task set); returns the ABRun."""
     lint.require_valid([base, new])
     if (Path(outdir) / MANIFEST).exists():
@@ -95,8 +69,8 @@ def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, c
     names = [n for n in rundefinitions(base) if n in rundefinitions(new)]
     if not names:
         raise ABError(f"{base} and {new} share no run definition name; compare lines base and new up by it")
-    run = ABRun(str(Path(base).resolve()), str(Path(new).resolve()), names, seed, reruns, until,
-                max(max_reruns, reruns), load, container, now(), chunks=chunks)
+    run = ABRun(str(Path(base).resolve()), str(Path(new).resolve()), names, chunks, design, seed=seed, reruns=reruns,
+                until=until, max_reruns=max(max_reruns, reruns), background=load, container=container, created=now())
     for which in SIDES:
         directory = Path(outdir) / which
         directory.mkdir(parents=True, exist_ok=True)
@@ -110,15 +84,6 @@ def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, c
     return run
 
 
-class _Count:
-    """Counts the runs benchexec reports (runner.run_step's progress interface)."""
-
-    runs = 0
-
-    def run_finished(self, label=""):
-        self.runs += 1
-
-
 def run_pending(run, outdir, out=sys.stderr):
     """Run every unfinished invocation in order (analysis.sweep.steps_loop), a line after each;
     in chunks, merge each finished rerun's chunks into one result file per side."""
@@ -127,8 +92,7 @@ def run_pending(run, outdir, out=sys.stderr):
             return Path(outdir) / "chunks" / step.condition, f"{Path(getattr(run, step.condition)).stem}.chunk{step.chunk}"
         return Path(outdir) / step.condition, Path(getattr(run, step.condition)).stem
 
-    def invoke(step):
-        count = step_counts[step.name] = _Count()
+    def invoke(step, count):
         directory, stem = where(step)
         experiment = side(run, step.condition, outdir)
         if step.chunk:
@@ -136,16 +100,15 @@ def run_pending(run, outdir, out=sys.stderr):
                                     benchmark=directory / f"{stem}.xml", task_dir=directory / "tasks")
         return runner.execute(experiment, run, step, directory, count)
 
-    def after(step):
-        done = sum(s.status == "done" for s in run.steps)
+    def line(step, count):
         chunk = f" chunk {step.chunk}/{run.chunks}" if step.chunk else ""
-        progress.lines(out).invocation(f"  {step.condition} rerun {step.rerun}{chunk}: {step_counts[step.name].runs} runs "
-                                       f"in {step.seconds:.1f} s", done, len(run.steps))
+        return f"  {step.condition} rerun {step.rerun}{chunk}: {count.runs} runs in {step.seconds:.1f} s"
+
+    def after(step):
         if step.chunk:
             merge_chunks(run, outdir, (step.condition, step.rerun))
 
-    step_counts = {}
-    steps_loop.run_pending(run, outdir, where, invoke, ABError, after, out)
+    ab_runner.run_pending(run, outdir, invoke, line, where, after, out)
     if run.chunks > 1:
         merge_chunks(run, outdir)
 

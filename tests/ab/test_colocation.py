@@ -199,7 +199,7 @@ def test_an_explicit_co_located_design_refuses_a_command_that_runs_threads(progr
 
 @pytest.mark.unit
 def test_a_flagged_run_without_a_blocks_continuation_ends_undecided(scratch):
-    run = paired.PairedRun("interleaved", [], {}, {}, 0, 5, flagged="interleaving made base 2.15x as expensive")
+    run = paired.PairedRun("interleaved", [], {}, {}, seed=0, reruns=5, flagged="interleaving made base 2.15x as expensive")
     assert sentinel.undecided_by_design(run)
     run.switched = 3
     assert not sentinel.undecided_by_design(run)

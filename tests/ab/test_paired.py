@@ -205,7 +205,7 @@ def test_the_batch_keeps_benchexecs_cost_small_and_invocations_short():
 @pytest.mark.unit
 def test_a_budget_sets_how_many_invocations_the_sequential_rule_may_look_at():
     batch = paired.choose_batch(0.6, spec.Options(), None, None)   # 3 pairs of 0.6 s: about 2.5 s an invocation
-    run = paired.PairedRun("blocks", [], {}, vars(batch), 0, 3)
+    run = paired.PairedRun("blocks", [], {}, vars(batch), seed=0, reruns=3)
     assert paired.invocations_in(run, 120) == int(120 // (1.8 + paired.RUN_COST + paired.INVOCATION_COST))
     assert paired.invocations_in(run, 1e6) == paired.MAX_INVOCATIONS
     run.batch.pair_seconds = math.nan
@@ -230,7 +230,7 @@ def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
     tasks = definition.write_tasks(scratch, options)
     for design, cores in (("blocks", "1"), ("duet", "2"), ("interleaved", "1")):
         path = definition.write_definition(scratch / f"p{design}.xml", [("command", "./a", "", "./b")], options, tasks,
-                                           "test", paired={"seed": 7, "design": design})
+                                           "test", paired=paired.cmdrun_settings(design, 7))
         assert lint.check([path]) == []
         text = path.read_text()
         assert f'cpuCores="{cores}"' in text and '<option name="--versus">./b</option>' in text

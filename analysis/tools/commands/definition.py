@@ -47,19 +47,16 @@ def _option(parent, name, value=None):
     return element
 
 
-# the paired designs and the flag of tool_info.command (and cmdrun) that each one runs with
-PAIRED_DESIGNS = {"blocks": None, "duet": "--duet", "interleaved": "--interleave"}
-
-
 def write_definition(path, rundefinitions, options, tasks, note, paired=None):
     """Write the definition to `path`: `rundefinitions` is [(name, command, prepare)], `tasks` the
     directory write_tasks filled, `note` the comment on top (who wrote it, how to rerun it).
-    `paired` ({"seed": N, "design": one of PAIRED_DESIGNS}): every run pairs two commands, [(name,
-    command, prepare, versus)], --repeat K being K pairs (tool_info.command's --versus)."""
+    `paired` (analysis.ab.paired.cmdrun_settings: the seed, the cores, cmdrun's option for the
+    design, the sentinel): every run pairs two commands, [(name, command, prepare, versus)],
+    --repeat K being K pairs (tool_info.command's --versus)."""
     path = Path(path)
     root = etree.Element("benchmark", tool=TOOL)
-    if paired:  # blocks and interleaved: both sides on one core (more for threads); duet pins them to two
-        root.set("cpuCores", "2" if paired["design"] == "duet" else str(paired.get("cores", 1)))
+    if paired:
+        root.set("cpuCores", str(paired.get("cores", 1)))
     root.addprevious(etree.Comment(f" {note} ".replace("--", "- -")))
     if options.cwd:
         _option(root, "--cwd", options.cwd)
@@ -72,8 +69,8 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
     if paired:
         _option(root, "--seed", str(paired["seed"]))
         _option(root, "--task-name", "${taskdef_name}")   # each run's repetition number: its own orders
-        if PAIRED_DESIGNS[paired["design"]]:
-            _option(root, PAIRED_DESIGNS[paired["design"]])
+        if paired.get("option"):
+            _option(root, paired["option"])
         if paired.get("sentinel"):
             _option(root, "--sentinel", str(paired["sentinel"]))
     for name, command, prepare, *versus in rundefinitions:

@@ -1,0 +1,113 @@
+"""
+The A/B designs: how base and new share the machine, and so what one observation is.
+
+A `Design` says what an invocation holds (one side, or both), how the invocations of a rerun are
+laid out, which columns can tell the sides apart, and whether the sides run at once (co-located:
+then the sentinel checks that the verdict still speaks of each program alone, docs/designs.md).
+Everything else (the record, the runner, the looks, the verdict, the text) is shared and asks the
+design through these fields. Adding a design is one class here and its test in
+tests/ab/test_designs.py (docs/architecture.md, "Adding a design").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+from analysis.core import orders
+from analysis.sweep.model import Step
+
+SIDES = ("base", "new")
+CMDRUN_COLUMNS = ("exec-cputime", "exec-walltime")   # cmdrun's timing of each execution of a pair
+
+
+class Design(Protocol):
+    name: str
+    holds_both: bool              # an invocation runs both sides (its pairs give one observation)
+    co_located: bool              # both sides run at the same time (the sentinel watches)
+    columns: Optional[tuple]      # what compares shell commands under it (None: BenchExec's columns)
+    cmdrun_option: Optional[str]  # how cmdrun runs a pair under it (None: one after the other)
+    cpus: int                     # CPUs this process must be allowed
+
+    def plan(self, record, rerun: int) -> list: ...
+
+
+@dataclass(frozen=True)
+class Separate:
+    """An invocation a side, back to back in seeded orders opposite in every other rerun, so that a
+    slow stretch of the machine hits both; the observation is a rerun's mean of each side. In
+    chunks (record.chunks > 1), both sides' chunk 1, then chunk 2, ..., orders alternating."""
+
+    name: str = "separate"
+    holds_both: bool = False
+    co_located: bool = False
+    columns: Optional[tuple] = None
+    cmdrun_option: Optional[str] = None
+    cpus: int = 1
+
+    def plan(self, record, rerun):
+        if record.chunks <= 1:
+            return [Step(load=record.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}", condition=SIDES[i])
+                    for i in orders.couple_order(len(SIDES), record.seed, rerun)]
+        return [Step(load=record.background, rerun=rerun, name=f"{SIDES[i]}-rerun{rerun}-chunk{chunk}",
+                     condition=SIDES[i], chunk=chunk, benchexec_args=["--results-per-taskset"])
+                for chunk in range(1, record.chunks + 1)
+                for i in orders.couple_order(len(SIDES), record.seed, chunk, rerun)]   # merged one to one
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """Every invocation holds both sides, pair by pair back to back in a seeded order; the
+    observation is one invocation's log ratio of new to base, which cancels what the machine did
+    to both. Wall and CPU time compare; each side gets the cores it uses alone."""
+
+    name: str = "blocks"
+    holds_both: bool = True
+    co_located: bool = False
+    columns: Optional[tuple] = CMDRUN_COLUMNS
+    cmdrun_option: Optional[str] = None
+    cpus: int = 1
+
+    def plan(self, record, rerun):
+        return [Step(load=record.background, rerun=rerun, name=f"rerun{rerun}", condition=record.condition,
+                     order=record.order_within(rerun))]
+
+
+@dataclass(frozen=True)
+class Interleaved(Blocks):
+    """Both sides at once on one core, handed to each in turn every 1-2 ms: each side's CPU time
+    only (its wall time holds the other's turns); the steadiest on a shared host, where the
+    pilot and the sentinel show that sharing the core leaves each side's cost alone."""
+
+    name: str = "interleaved"
+    co_located: bool = True
+    columns: Optional[tuple] = ("exec-cputime",)
+    cmdrun_option: Optional[str] = "--interleave"
+
+
+@dataclass(frozen=True)
+class Duet(Blocks):
+    """Both sides at once, each on a core of its own: wall and CPU time; co-located, so checked
+    as interleaved is."""
+
+    name: str = "duet"
+    co_located: bool = True
+    cmdrun_option: Optional[str] = "--duet"
+    cpus: int = 2
+
+
+ALL = (Separate(), Blocks(), Interleaved(), Duet())
+_BY_NAME = {d.name: d for d in ALL}
+PAIRED = tuple(d.name for d in ALL if d.holds_both)       # the designs whose invocations hold pairs
+CO_LOCATED = tuple(d.name for d in ALL if d.co_located)
+
+
+def get(name: str) -> Design:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"no design {name!r}; the designs are {', '.join(_BY_NAME)}") from None
+
+
+def names() -> tuple:
+    return tuple(_BY_NAME)

@@ -1,0 +1,42 @@
+"""
+What every A/B manifest records beside its own fields: the plan (seed, reruns and when to add
+more), the conditions around every invocation, and the invocations themselves. The separate
+design's ab.json, the merged definitions' blocks.json and the shell commands' paired.json
+extend it; the step loop (analysis.sweep.steps_loop) saves it after every change.
+"""
+
+from dataclasses import dataclass, field
+
+from analysis.ab import designs
+from analysis.sweep.model import StepsRecord
+
+
+@dataclass(kw_only=True)
+class AbRecord(StepsRecord):
+    """The fields all A/B manifests share; a subclass adds what its sides are and its `design`."""
+
+    stem = ""                    # the benchmark definition's stem in DIR (the runner's default `where`)
+    sets_aside_disturbed = True  # invocations that met outside work are set aside when the rows are read
+
+    seed: int
+    reruns: int                  # invocations (separate: per side) planned so far
+    max_reruns: int = 20         # the most --until or --until-decided may plan
+    until: float = None          # --until PCT: the 95 % CI half-width to reach, in percent
+    until_decided: bool = False  # --until-decided: add invocations until every row is decided
+    budget: float = None         # --budget: seconds for all invocations
+    background: int = 0          # --load: busy processes around every invocation
+    container: bool = True
+    created: str = ""
+    steps: list = field(default_factory=list)
+    checks: list = field(default_factory=list)   # what each look found (reruns, half-width or undecided rows)
+    stopped: str = ""            # why no more invocations were added
+    tasksets: list = field(default_factory=list)  # what runner.benchexec_command reads: all task sets
+    skipped: dict = field(default_factory=dict)
+
+    def plan(self, rerun):
+        """Append the invocations of rerun `rerun`, as the record's design lays them out."""
+        self.steps += designs.get(self.design).plan(self, rerun)
+
+    def plan_reruns(self, first, last):
+        for rerun in range(first, last + 1):
+            self.plan(rerun)

@@ -1,0 +1,50 @@
+"""
+The one loop every A/B record runs its invocations on: analysis.sweep.steps_loop (resume, the
+lock, outside work recorded around each invocation), a progress line after each invocation with
+the count done and an ETA, and the line that says how to continue after an interrupt.
+"""
+
+import sys
+from pathlib import Path
+
+from analysis.sweep import steps_loop
+from analysis.tools.commands import progress
+
+
+class RunCount:
+    """The runs benchexec reported finished in one invocation (runner.run_step's progress interface)."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def run_finished(self, label=""):
+        self.runs += 1
+
+
+def run_pending(record, outdir, invoke, line, where=None, after=None, out=sys.stderr):
+    """Run every unfinished invocation of `record` in order. invoke(step, count) runs one (count: its
+    RunCount); line(step, count) is its progress line, to which the count done is added and, where
+    it met outside work that the record's design sets aside, why; after(step) follows the line.
+    where(step): the directory and benchmark stem of its files (default: DIR and the record's)."""
+    outdir = Path(outdir)
+    counts = {}
+
+    def counted(step):
+        counts[step.name] = RunCount()
+        return invoke(step, counts[step.name])
+
+    def finished(step):
+        done = sum(s.status == "done" for s in record.steps)
+        aside = (f"; disturbed from outside ({step.disturbance.describe()}): set aside"
+                 if step.disturbed and record.sets_aside_disturbed else "")
+        progress.lines(out).invocation(line(step, counts[step.name]) + aside, done, len(record.steps))
+        if after:
+            after(step)
+
+    steps_loop.run_pending(record, outdir, where or (lambda step: (outdir, record.stem)), counted, record.error,
+                           finished, out)
+
+
+def interrupted_line(outdir):
+    """What an interrupted `timekit ab` says: nothing finished is lost, and how to go on."""
+    return f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}"

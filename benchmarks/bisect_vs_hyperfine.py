@@ -39,7 +39,9 @@ hyperfine --warmup 3 --style none --export-json "$BISECT_JSON" "$GOOD_PROG" ./pr
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
-sys.exit(1 if r[1]["mean"] / r[0]["mean"] > 1 + float(sys.argv[2]) else 0)' "$BISECT_JSON" "$CUTOFF"
+ratio = r[1]["mean"] / r[0]["mean"]
+print(sys.argv[3], ratio, file=open(sys.argv[4], "a"))
+sys.exit(1 if ratio > 1 + float(sys.argv[2]) else 0)' "$BISECT_JSON" "$CUTOFF" "$(git rev-parse HEAD)" "$BISECT_LOG"
 """
 
 
@@ -93,7 +95,10 @@ def hyperfine_try(repo, good_sha, cutoff, workdir):
     script = workdir / "oracle.sh"
     script.write_text(ORACLE)
     script.chmod(0o755)
-    env = {"GOOD_PROG": str(good / "prog"), "CUTOFF": str(cutoff), "BISECT_JSON": str(workdir / "oracle.json")}
+    log = workdir / f"oracle-{cutoff}.log"
+    log.unlink(missing_ok=True)
+    env = {"GOOD_PROG": str(good / "prog"), "CUTOFF": str(cutoff), "BISECT_JSON": str(workdir / "oracle.json"),
+           "BISECT_LOG": str(log)}
     started = time.monotonic()
     git(clone, "bisect", "start", "main", good_sha)
     done = subprocess.run(["git", "-C", str(clone), "bisect", "run", str(script)], capture_output=True, text=True,
@@ -105,7 +110,9 @@ def hyperfine_try(repo, good_sha, cutoff, workdir):
         if line.endswith("is the first bad commit"):
             named = line.split()[0]
     git(clone, "bisect", "reset")
-    return {"seconds": round(seconds, 1), "named": named, "steps": steps}
+    ratios = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    return {"seconds": round(seconds, 1), "named": named, "steps": steps,
+            "ratios": {sha: float(ratio) for sha, ratio in ratios}}
 
 
 def step_noise(records):
@@ -174,9 +181,11 @@ def main(argv=None):
         for cutoff in cutoffs:
             h = hyperfine_try(tdir / "repo", shas[0], cutoff, tdir)
             h["right"] = h["named"] == shas[culprit]
+            h["wrong_steps"] = sum((ratio > 1 + cutoff) != (shas.index(sha) >= culprit) for sha, ratio in h["ratios"].items())
             row[f"hyperfine-{cutoff}"] = h
             print(f"  git bisect run + hyperfine at {cutoff:.1%}: {h['named'] and h['named'][:12]} "
-                  f"({'right' if h['right'] else 'WRONG'}, {h['steps']} steps, {h['seconds']} s)", flush=True)
+                  f"({'right' if h['right'] else 'WRONG'}, {h['steps']} steps of which {h['wrong_steps']} wrong, "
+                  f"{h['seconds']} s)", flush=True)
         tries.append(row)
     records = [s for row in tries for s in row["timekit"]["step_records"]]
     sigma, invocations = step_noise(records)

@@ -129,6 +129,13 @@ def test_the_lock_is_one_line_and_reentrant(scratch):
         pass
     steps_loop.hold(scratch)  # free again once released
     steps_loop.release(scratch)
+    # a new run's directory that fails before its first invocation: its locks go, others stay
+    (outer, inner, other) = (scratch / "ab", scratch / "ab" / "pair-1", scratch / "other")
+    for directory in (outer, inner, inner, other):
+        steps_loop.hold(directory)
+    steps_loop.release_all(under=outer)
+    assert steps_loop._held.keys() == {other.resolve()}
+    steps_loop.release(other)
 
 
 def test_a_sweep_killed_inside_an_invocation_resumes_and_its_report_says_so(programs, scratch):

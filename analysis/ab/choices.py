@@ -1,13 +1,8 @@
 """
 auto's choice of design, kept per pair of commands on this machine (results/designs.json), so that
-the same pair gets the same design every time.
-
-A pilot near its limit chooses interleaved one time and blocks the next, and the two can differ
-several times in cost; a gate that changes its method from run to run is hard to read. The first
-auto run of a pair pilots it and records the choice; later runs of the same commands, options and
-threshold on this host take it again, and say so. The sentinel still checks every interleaved
-invocation, so a rebuilt binary that now shares caches differently is caught there; deleting the
-entry (or the file) pilots the pair again.
+the same pair gets the same design every time: a pilot near its limit could choose differently
+from run to run, and a gate that changes its method is hard to read. The sentinel still checks
+every co-located invocation; deleting the entry pilots the pair again.
 """
 
 import json

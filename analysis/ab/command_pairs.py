@@ -140,7 +140,7 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
             base, new = _write_sides(pair, run_options, directory, record["command_line"])
             run = separate.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
                                  plan["load"], plan["container"], design=design)
-        separate.make_sequential(run, directory, options)
+        run.ask_until_decided(options, directory)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design {run.design}); results in "
               f"{directory}{note}", file=out, flush=True)
         return run
@@ -149,13 +149,12 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     else:
         run = paired.start(pair, run_options, directory, plan["design"], plan, options.runs, options.repeat,
                               record["command_line"], options.columns)
-    if options.until_decided:
-        run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
-        fits = paired.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
-        run.max_reruns = max(run.max_reruns, options.max_reruns_limit, fits)
-        run.save(directory)
+    fits = paired.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
+    run.ask_until_decided(options, directory, fits)
     b = run.batch
     chosen = f" ({run.design_why})" if run.design_why else ""
+    if run.design_why.startswith("auto:") and not options.verbose:   # the reason is in the JSON and --verbose
+        chosen = " (auto; --verbose says why)"
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b.runs} run(s) "
           f"x {b.pairs_per_run} pair(s); results in {directory}{note}", file=out, flush=True)
     return run

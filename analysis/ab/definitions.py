@@ -33,19 +33,19 @@ def start(options):
                                           options.max_reruns_limit, options.load, options.container,
                                           chunks=_chunks(options), design=_one_side(options.design))
     if blocks_run is not None:
-        return _run_blocks(blocks_run, outdir, options, note)
-    return _run_separate(separate_run, outdir, options, note)
+        return _run(blocks_run, outdir, options, note)
+    return _run(separate_run, outdir, options, note)
 
 
 def resume(options, outdir):
     """Continue the A/B run of two definitions in `outdir`; the exit code."""
     if (outdir / merged.MANIFEST).exists():
         steps_loop.hold(outdir)
-        return _run_blocks(merged.BlocksRun.load(outdir), outdir, options, "")
+        return _run(merged.BlocksRun.load(outdir), outdir, options, "")
     if not (outdir / separate.MANIFEST).exists():
         separate.ABRun.load(outdir)   # its one line, before the lock would create the directory
     steps_loop.hold(outdir)
-    return _run_separate(separate.ABRun.load(outdir), outdir, options, "")
+    return _run(separate.ABRun.load(outdir), outdir, options, "")
 
 
 def _start_blocks(options, outdir, reruns):
@@ -86,60 +86,46 @@ def _interrupted(outdir):
     return 130
 
 
-def _run_separate(run, outdir, options, note):
-    """Measure two definitions under the separate design (an invocation a side) and print the verdict."""
-    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
-    separate.make_sequential(run, outdir, options)
-    print(f"A/B: {run.base} against {run.new}, {run.reruns} reruns per side; results in {outdir}{note}", file=sys.stderr, flush=True)
+def _measure_separate(run, outdir, columns, options):
+    result = separate.measure(run, outdir, columns, options)
+    return result, separate.sequential_verdicts(run, outdir, result.rows, columns, options)
+
+
+def _measure_blocks(run, outdir, columns, options):
+    from analysis.ab import stopping
+
+    result, looks = merged.measure(run, outdir, columns, options)
+    return result, stopping.sequential_report(run, result, looks, options, outdir)
+
+
+def _run(run, outdir, options, note):
+    """Measure two definitions under the run's design (separate: an invocation a side; blocks: both
+    merged into every invocation) and print compare's table, the design's line and the verdict."""
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
+    one_side = not designs.get(run.design).holds_both
+    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
+    run.ask_until_decided(options, outdir)
+    held = f"{run.reruns} reruns per side" if one_side else f"{run.reruns} invocations holding both"
+    print(f"A/B: {run.base} against {run.new}, design {run.design}: {held}; results in {outdir}{note}",
+          file=sys.stderr, flush=True)
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result = separate.measure(run, outdir, columns, options)
+        result, sequential = (_measure_separate if one_side else _measure_blocks)(run, outdir, columns, options)
     except runner.Interrupted:
         return _interrupted(outdir)
-    sequential = separate.sequential_verdicts(run, outdir, result.rows, columns, options)
+    summary = separate.summary if one_side else merged.summary
     if options.format == "json":
         data = compare_mod.as_data(result, options.alpha, options.threshold)
-        data["ab"] = {"reruns": run.reruns, "checks": run.checks, "stopped": run.stopped, "summary": separate.summary(run),
-                      "directory": str(outdir), "sequential": sequential.to_dict()}
+        data["ab"] = {"design": run.design, "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
+                      "summary": summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
         print(json.dumps(data, indent=2, default=str))
         return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, options) + separate.summary(run, verbose=options.verbose)
+    text = _table(compare_mod, result, options) + summary(run, verbose=options.verbose)
     text += "\n\n" + sequential.text if sequential.text else ""
     if not options.per_task:  # the per-task comparison ends with its own verdict line
         text += "\n" + compare_mod.verdict_line(result)
-    print("\n".join(filter(None, [separate.machines_warning(outdir), text])))
-    return compare_mod.exit_code(result)
-
-
-def _run_blocks(run, outdir, options, note):
-    """Measure two merged definitions under the blocks design and print as the separate path does."""
-    from analysis.ab import stopping
-    from analysis.tools.compare import repeated as compare_mod
-
-    steps_loop.hold(outdir)
-    if options.until_decided:
-        run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
-        run.max_reruns = max(run.max_reruns, options.max_reruns_limit)
-        run.save(outdir)
-    print(f"A/B: {run.base} against {run.new}, design blocks: {run.reruns} invocations holding both; results in "
-          f"{outdir}{note}", file=sys.stderr, flush=True)
-    columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
-    try:
-        result, looks = merged.measure(run, outdir, columns, options)
-    except runner.Interrupted:
-        return _interrupted(outdir)
-    sequential = stopping.sequential_report(run, result, looks, options, outdir)
-    if options.format == "json":
-        data = compare_mod.as_data(result, options.alpha, options.threshold)
-        data["ab"] = {"design": "blocks", "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": merged.summary(run), "directory": str(outdir), "sequential": sequential.to_dict()}
-        print(json.dumps(data, indent=2, default=str))
-        return compare_mod.exit_code(result)
-    text = _table(compare_mod, result, options) + merged.summary(run, verbose=options.verbose)
-    text += "\n\n" + sequential.text if sequential.text else ""
-    print(text + "\n" + compare_mod.verdict_line(result))
+    print("\n".join(filter(None, [separate.machines_warning(outdir) if one_side else "", text])))
     return compare_mod.exit_code(result)
 
 

@@ -1,12 +1,10 @@
 """
-The A/B designs: how base and new share the machine, and so what one observation is.
-
-A `Design` says what an invocation holds (one side, or both), how the invocations of a rerun are
-laid out, which columns can tell the sides apart, and whether the sides run at once (co-located:
-then the sentinel checks that the verdict still speaks of each program alone, docs/designs.md).
-Everything else (the record, the runner, the looks, the verdict, the text) is shared and asks the
-design through these fields. Adding a design is one class here and its test in
-tests/ab/test_designs.py (docs/architecture.md, "Adding a design").
+The A/B designs: how base and new share the machine, and so what one observation is. A `Design`
+says what an invocation holds (one side or both), how a rerun's invocations are laid out, which
+columns tell the sides apart, and whether the sides run at once (co-located: the sentinel checks
+that the verdict still speaks of each program alone). The record, runner, looks, verdict and text
+are shared and read these fields; adding a design is one class here and its test
+(docs/architecture.md, "The package, and adding a design").
 """
 
 from __future__ import annotations

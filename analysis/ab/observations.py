@@ -1,15 +1,9 @@
 """
-Paired designs of `timekit ab`: both sides in every invocation, compared inside it.
-
-Under "blocks" (back to back, in a seeded random order per pair) and "duet" (at the same time on
-two cores) every benchexec invocation runs base and new, pair by pair. A pair's ln(new / base)
-cancels what the machine did to both; the invocation's median of them (balanced_median) is its
-log ratio. The invocation stays the unit (Kalibera & Jones 2013):
-the change is exp of the mean over invocations, its 95 % CI the t interval over the M invocations'
-log ratios (df M - 1), and the p-value the one-sample t test of them against 0 (scipy.stats.ttest_1samp).
-The rows are judged as compare judges its own (Holm over rows, slower/faster only beyond the
-threshold). `cv_within` is the sd of a pair's log ratio, `cv_between` the sd of the invocations'
-log ratios: the first says how many pairs an invocation needs, the second how many invocations.
+How a paired design's invocation becomes one observation: a pair's ln(new / base) cancels what the
+machine did to both, and the invocation's median of them (balanced over the pairs' orders) is its
+log ratio. The invocation stays the unit: the change is exp of the mean over the M invocations,
+its CI and p-value the one-sample t test over them (df M - 1), judged as compare judges its rows.
+docs/designs.md has the method and the within/between spreads.
 """
 
 import math

@@ -37,6 +37,15 @@ class AbRecord(StepsRecord):
         """Append the invocations of rerun `rerun`, as the record's design lays them out."""
         self.steps += designs.get(self.design).plan(self, rerun)
 
+    def ask_until_decided(self, options, outdir, fits=0):
+        """--until-decided (also on --resume): add invocations until every row is decided, within
+        --budget and --max-reruns (`fits`: the invocations a budget holds where it sets the most)."""
+        if options.until_decided:
+            self.until_decided = True
+            self.budget = options.budget if options.budget is not None else self.budget
+            self.max_reruns = max(self.max_reruns, options.max_reruns_limit, fits)
+            self.save(outdir)
+
     def plan_reruns(self, first, last):
         for rerun in range(first, last + 1):
             self.plan(rerun)

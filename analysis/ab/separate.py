@@ -251,14 +251,6 @@ def check_sequential(options):
                       f"({options.reruns or 5}) invocations")
 
 
-def make_sequential(run, outdir, options):
-    """--until-decided (also on --resume): the run adds pairs until every row is decided."""
-    if options.until_decided:
-        run.until_decided, run.budget = True, options.budget if options.budget is not None else run.budget
-        run.max_reruns = max(run.max_reruns, options.max_reruns_limit)
-        run.save(outdir)
-
-
 def sequential_verdicts(run, outdir, rows, columns, options):
     """With --until-decided the verdicts are the sequential rule's (compare's fixed rule does not hold
     after many looks): rows are rewritten in place; returns the rule's SequentialReport (empty without it)."""

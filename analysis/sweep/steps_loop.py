@@ -66,10 +66,14 @@ def release(directory):
             del _held[directory]
 
 
-def release_all():
+def release_all(under=None):
+    """Let go of every lock this process holds (`under`: only of that directory and the ones in it),
+    however often each was taken: before its directory is deleted, or the process ends."""
+    root = None if under is None else Path(under).resolve()
     for directory in list(_held):
-        _held[directory][0].close()
-        del _held[directory]
+        if root is None or directory == root or root in directory.parents:
+            _held[directory][0].close()
+            del _held[directory]
 
 
 @contextlib.contextmanager

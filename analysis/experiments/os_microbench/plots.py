@@ -106,7 +106,7 @@ def bandwidth_curve(sizes, read, write, caches, title="Memory bandwidth vs buffe
     return fig
 
 
-def call_cost(args, median, p10, p90, core_ghz, seed_cycles=None, seed_ghz=2.5,
+def call_cost(arg_counts, median, p10, p90, core_ghz, seed_cycles=None, seed_ghz=2.5,
               title="Procedure-call cost vs number of int arguments"):
     """Cost per call against argument count, median with p10-p90 bars, the seed's measured cycles
     as a second series: in core cycles (ns on the right axis) where the core clock passed its
@@ -114,14 +114,14 @@ def call_cost(args, median, p10, p90, core_ghz, seed_cycles=None, seed_ghz=2.5,
     with plots.styled_figure(7.6, 4.4) as fig:
         ax = fig.subplots()
         ax.set_title(title)
-        args = np.asarray(args, dtype=float)
-        if args.size == 0:
+        arg_counts = np.asarray(arg_counts, dtype=float)
+        if arg_counts.size == 0:
             plots.panel_message(ax, "no valid runs")
             return fig
         scale = core_ghz or 1.0  # cycles per ns, or ns as they are
         med, lo, hi = (np.asarray(a, dtype=float) * scale for a in (median, p10, p90))
         clock = f", {core_ghz:.2f} GHz" if core_ghz else "; no checked core clock: ns"
-        ax.errorbar(args, med, yerr=np.vstack([np.clip(med - lo, 0, None), np.clip(hi - med, 0, None)]), marker="o",
+        ax.errorbar(arg_counts, med, yerr=np.vstack([np.clip(med - lo, 0, None), np.clip(hi - med, 0, None)]), marker="o",
                     markersize=5, capsize=3, color=_COLOURS[0], linewidth=1.4,
                     label=f"this machine: median, p10–p90 (per iteration of a counted loop{clock})")
         seed = None if seed_cycles is None else np.asarray(seed_cycles, dtype=float) / (1.0 if core_ghz else seed_ghz)

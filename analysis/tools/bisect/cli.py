@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from analysis.core import argtypes
 from analysis.core.errors import UserError
@@ -22,6 +24,28 @@ STEP_BUDGET = 120.0  # seconds of A/B invocations a step may take by default
 
 class BisectError(UserError):
     """A bisect cannot start (one line for the user)."""
+
+
+@dataclass(frozen=True)
+class BisectOptions:
+    """`timekit bisect`: the revisions, the commands, the error budget and where the results go."""
+
+    good: str
+    bad: str
+    run: str                    # the command timed in each commit's worktree
+    build: str                  # the build command (sh -c) run there first
+    repo: str = "."
+    threshold: float = 0.02
+    alpha: float = 0.05         # the chance that the named commit is wrong, over all steps
+    budget: float = STEP_BUDGET  # seconds of one step's A/B invocations
+    output: Optional[Path] = None
+    resume: bool = False
+
+
+def options(args) -> BisectOptions:
+    """The one place `timekit bisect`'s argparse namespace is read."""
+    return BisectOptions(args.good, args.bad, args.run, args.build, args.repo, args.threshold, args.alpha, args.budget,
+                         args.output, args.resume)
 
 
 def add_parser(subparsers):
@@ -52,39 +76,43 @@ def add_parser(subparsers):
 
 
 def run(args, out=sys.stderr):
+    return bisect(options(args), out)
+
+
+def bisect(options: BisectOptions, out=sys.stderr) -> int:
     """The command: returns its exit code (0 a culprit, range or spread; 3 BAD not slower)."""
     from analysis.tools.bisect import answer as answer_mod  # scipy and matplotlib: after parsing
     from analysis.tools.bisect import report as report_mod
     from analysis.tools.bisect.search import planned_steps, search, step_alpha
 
-    repo = repo_mod.open_repo(args.repo)
-    good, bad = repo_mod.resolve(repo, args.good), repo_mod.resolve(repo, args.bad)
+    repo = repo_mod.open_repo(options.repo)
+    good, bad = repo_mod.resolve(repo, options.good), repo_mod.resolve(repo, options.bad)
     commits = repo_mod.commits_between(repo, good, bad)
-    outdir = _output(args)
-    params = {"good": good, "bad": bad, "build": args.build, "run": args.run, "threshold": args.threshold,
-              "alpha": args.alpha}
-    record = Manifest.open(outdir, params, resume=args.resume)
-    built_good = repo_mod.build_good(repo, good, outdir, args.build)
-    per_step = step_alpha(args.alpha, len(commits))
+    outdir = _output(options)
+    params = {"good": good, "bad": bad, "build": options.build, "run": options.run, "threshold": options.threshold,
+              "alpha": options.alpha}
+    record = Manifest.open(outdir, params, resume=options.resume)
+    built_good = repo_mod.build_good(repo, good, outdir, options.build)
+    per_step = step_alpha(options.alpha, len(commits))
     print(f"bisect: {len(commits)} commits after {good[:12]} up to {bad[:12]}, at most {planned_steps(len(commits))} "
           f"steps at alpha {per_step:.3g} each; results in {outdir}", file=out, flush=True)
-    compare = ABStep(repo, outdir, built_good.worktree, args, per_step, record, out)
+    compare = ABStep(repo, outdir, built_good.worktree, options, per_step, record, out)
     outcome = search([c.sha for c in commits], compare, per_step, manifest=record,
                      progress=lambda taken, left, steps: print(
                          answer_mod.progress_line(taken, commits[taken.index], left, steps), file=out, flush=True))
-    found = answer_mod.make(repo_mod.describe(repo, good), commits, outcome, args.threshold, compare.builds)
+    found = answer_mod.make(repo_mod.describe(repo, good), commits, outcome, options.threshold, compare.builds)
     record.extra["answer"] = found.to_dict()
     record.save()
-    paths = report_mod.write(found, outdir / "report", environment={"build": args.build, "run": args.run})
+    paths = report_mod.write(found, outdir / "report", environment={"build": options.build, "run": options.run})
     print(f"report: {paths['html']}", file=out)
     print("\n".join(answer_mod.lines(found)))
     return found.exit_code
 
 
-def _output(args):
-    if args.output:
-        return args.output.resolve()
-    if args.resume:
+def _output(options):
+    if options.output:
+        return options.output.resolve()
+    if options.resume:
         raise BisectError("--resume: give the bisect's directory with --output")
     return (Path.cwd() / "results" / "bisect" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")).resolve()
 
@@ -94,8 +122,8 @@ class ABStep:
     GOOD's, as `timekit ab --until-decided` does, at the step's alpha; a commit that does not
     build is skipped."""
 
-    def __init__(self, repo, outdir, good_tree, args, alpha, record, out):
-        self.repo, self.outdir, self.good_tree, self.args = repo, outdir, good_tree, args
+    def __init__(self, repo, outdir, good_tree, options, alpha, record, out):
+        self.repo, self.outdir, self.good_tree, self.options = repo, outdir, good_tree, options
         self.alpha, self.record, self.out = alpha, record, out
         self.builds = dict(record.extra.get("builds", {}))
 
@@ -104,7 +132,7 @@ class ABStep:
         from analysis.tools.bisect.search import Step
         from analysis.tools.options import AbOptions
 
-        done = repo_mod.build(self.repo, sha, self.outdir, self.args.build)
+        done = repo_mod.build(self.repo, sha, self.outdir, self.options.build)
         self.builds[sha] = done.to_dict()
         self.record.extra["builds"] = self.builds
         self.record.save()
@@ -112,12 +140,13 @@ class ABStep:
             return Step("skipped", detail={"build_log": str(done.log), "returncode": done.returncode})
         directory = self.outdir / "steps" / sha[:12]
         resume = (directory / "paired.json").exists()
-        options = AbOptions(
-            base=None if resume else _in(self.good_tree, self.args.run),
-            new=None if resume else _in(done.worktree, self.args.run),
-            until_decided=True, budget=self.args.budget, alpha=self.alpha, threshold=self.args.threshold,
+        step_options = AbOptions(
+            base=None if resume else _in(self.good_tree, self.options.run),
+            new=None if resume else _in(done.worktree, self.options.run),
+            until_decided=True, budget=self.options.budget, alpha=self.alpha, threshold=self.options.threshold,
             columns=("cputime",), output=directory, resume=resume, command_line=f"timekit bisect step {sha[:12]}")
-        found = api.compare_commands(options.base, options.new, options, directory, out=_Indented(self.out))
+        found = api.compare_commands(step_options.base, step_options.new, step_options, directory,
+                                     out=_Indented(self.out))
         return Step(found.verdict, found.ratio, found.ci_low, found.ci_high, 0.95,
                     detail={"directory": str(directory), "invocations": found.invocations,
                             "seconds": round(found.seconds, 1), "design": found.design, "reason": found.reason,

@@ -1,15 +1,8 @@
-"""The git side of bisect: the repository, GOOD and BAD as SHAs, the commits between them, and one
-worktree and build per commit under the results directory, never in the user's checkout.
-
-The commits are BAD's first-parent line after GOOD (`git log --first-parent --ancestry-path`): on
-it every commit holds all before it, so "is it slower than GOOD" can only switch once and a binary
-search is sound. The full ancestry path (`--ancestry-path` alone) is no such order where branches
-were merged: a commit of a side branch lacks the main line's commits listed before it. A merge named
-as culprit is the merge that brought the slowdown in; its branch can be bisected in turn.
-
-Worktrees (`git worktree add --detach`) stay for later steps and are reused on resume; beside each,
-`<sha12>.build.json` records its build (command, exit code, the tracked files' status after it),
-so that a resumed bisect neither rebuilds nor trusts a worktree someone changed since.
+"""
+The git side of bisect: GOOD and BAD as SHAs, the commits between them on BAD's first-parent line
+(where "slower than GOOD" can switch only once, so a binary search is sound), and one worktree and
+build per commit under the results directory, never in the user's checkout. `<sha12>.build.json`
+beside each records its build, so that a resume neither rebuilds nor trusts a changed worktree.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
-"""The search: the first commit whose verdict against GOOD is "slower", whatever measures a step.
-
-`compare(commit) -> Step` gives a commit's verdict against GOOD at the threshold, its ratio to GOOD
-and the CI; "skipped" where it did not build. BAD is compared first: where it is not shown slower
-the search stops (the answer says so, exit 3). Then, as git bisect: the last commit shown not slower
-(lo, GOOD at first) and the first shown slower (hi, BAD at first) close in, each step on the open
-commit nearest the middle between them. A skipped commit is stepped over, as `git bisect skip`; an
-undecided one too: the search goes on on both sides of it, and where it lies between lo and hi at
-the end, the answer is the range lo+1..hi rather than one commit.
-
-Error control (Bonferroni): each step is decided at alpha / P, P = ceil(log2 n) + 2 planned steps
-(the binary search over n commits, BAD's confirmation, one in reserve for a skip or an undecided step
-off the middle), and the search measures at most P steps; past them it names the range left. Every
-measured step may err (one that ended undecided had its chances to decide wrongly on the way), a
-skipped one measured nothing; the named commit is wrong only if a verdict is (the slowdown switching
-on once along the first-parent line). So the chance of a wrong name is at most P x alpha / P =
-alpha, however the steps fall. Wrong means: "slower" of a commit not slower than GOOD, or "same" of
-one beyond the threshold, the errors the A/B rule holds at alpha. A commit slower by less than the
-threshold may be called slower more often; it is then named truthfully, and shape says how little
-of BAD's slowdown it carries.
+"""
+The search: the first commit whose verdict against GOOD is "slower", whatever measures a step
+(`compare(commit) -> Step`). BAD first, then git bisect's halving between the last commit shown not
+slower and the first shown slower; skipped and undecided commits are stepped over, and one left
+between the two makes the answer a range. Each step is decided at alpha / P over at most P planned
+steps (Bonferroni), so the named commit is wrong with chance at most alpha however the steps fall
+(docs/commands.md, "Error control").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Sudden or gradual: how much of GOOD -> BAD the named commit (or range) carries.
-
-Every tested commit has a ratio to GOOD and its CI; GOOD is 1 exactly. A part is the rise between two
-tested commits next to each other in commit order, r_b - r_a in units of GOOD's cost (so the parts add
-up to BAD's r - 1), with the half-widths of the two CIs added in quadrature. Both ratios share GOOD's
-noise, which cancels in their difference: as if independent, the interval is wider than the truth,
-never narrower. A part is decided where its interval excludes 0.
-
-The culprit carries its own part, from lo (the last commit shown not slower) to hi. Where that part's
-interval lies at or above half of BAD's rise the slowdown is sudden; where it lies below half, it is
-spread, and the answer lists the decided parts instead of one commit; in between it is unclear (the
-named commit stands, with what it carries). Noisy ratios thus never turn a sudden slowdown into spread.
+"""
+Sudden or gradual: how much of GOOD -> BAD the named commit (or range) carries. A part is the rise
+between two neighbouring tested commits in units of GOOD's cost, its CI the two half-widths in
+quadrature (wider than the truth, since both share GOOD's noise, never narrower). At or above half
+of BAD's rise the slowdown is sudden, below half spread (the decided parts listed), else unclear.
 """
 
 from __future__ import annotations

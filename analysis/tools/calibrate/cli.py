@@ -61,7 +61,7 @@ def run(args):
         return 0
     columns = tuple(args.columns or family.DEFAULT_COLUMNS)
     if args.until_decided:
-        return _until_decided(args, columns)
+        return _until_decided(args.results, args.slower, columns, args.alpha, args.threshold, args.format)
     if args.results is not None and calibration_between.holds_invocations(args.results, columns):
         return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold, until=args.until)
@@ -70,19 +70,19 @@ def run(args):
                                            alpha=args.alpha, threshold=args.threshold)
 
 
-def _until_decided(args, columns):
+def _until_decided(results, slower_results, columns, alpha, threshold, output_format):
     import json
 
     from analysis.tools.calibrate import family, until_decided
     from analysis.tools.calibrate.between import BetweenError
 
-    if args.results is None or args.slower is None:
+    if results is None or slower_results is None:
         raise BetweenError("--until-decided needs a directory of 4+ invocations and --slower invocations")
-    base = family.load_groups([args.results], columns, BetweenError)
-    slower = family.load_groups([args.slower], columns, BetweenError)
+    base = family.load_groups([results], columns, BetweenError)
+    slower = family.load_groups([slower_results], columns, BetweenError)
     keys = [k for k, g in sorted(base.items()) if len(g.invocations) >= 4 and k in slower]
     if not keys:
-        raise BetweenError(f"{args.results} and {args.slower}: no run definition and input with 4+ invocations on both")
-    result = until_decided.check([base[k] for k in keys], [slower[k] for k in keys], args.alpha, args.threshold)
-    print(json.dumps(result, indent=2, default=str) if args.format == "json" else until_decided.render(result))
+        raise BetweenError(f"{results} and {slower_results}: no run definition and input with 4+ invocations on both")
+    result = until_decided.check([base[k] for k in keys], [slower[k] for k in keys], alpha, threshold)
+    print(json.dumps(result, indent=2, default=str) if output_format == "json" else until_decided.render(result))
     return 0

@@ -110,7 +110,7 @@ def new_directory(outdir):
     except (UserError, KeyboardInterrupt):
         from analysis.sweep import steps_loop
 
-        steps_loop.release_all()
+        steps_loop.release_all(under=outdir)   # its lock files go with it
         for path in [first] if held is None else [p for p in outdir.iterdir() if p.name not in held]:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)

@@ -1,20 +1,9 @@
 """
-`timekit compare BASE NEW`: did anything get faster or slower, and can a CI job gate on it?
-
-Runs are grouped by run definition and input (repetitions of one input are samples of one
-quantity), and within a group by benchexec invocation (BenchExec's benchmark name and date: a
-result file, or the per-task-set files of one invocation, or one sweep step). When both sides
-hold 2+ invocations (reruns), the rerun is the unit (analysis.tools.compare.reruns): Welch's t-test on the
-rerun means, a two-stage bootstrap CI of the ratio, and the within- and between-rerun variance
-shares. With one invocation on a side, runs are the unit as before: Welch's t-test on the runs
-(it drives the verdict) and Mann-Whitney U beside it, the ratio of means with a bootstrap CI; that
-row measures the noise within one invocation only, not the drift between invocations, and says so.
-Holm-corrected over all rows. The verdict is "slower"/"faster" only when the Holm p is below alpha
-AND the change exceeds the noise threshold, else "~" (benchstat's convention). Runs that did not
-finish normally, and values that are no measurement (NaN, infinite, negative: analysis.core.validity),
-are left out run by run and column by column, counted per row by reason; a row that has fewer
-than two valid values on a side is not compared and the output says so. When no row is left,
-nothing was compared: the command says so and exits with NOTHING_COMPARED, not 0.
+`timekit compare BASE NEW`: did anything get faster or slower, and can a CI job gate on it? Runs
+group by run definition, input and benchexec invocation; with 2+ invocations a side the rerun is
+the unit (compare/reruns: Welch's t on rerun means, a two-stage bootstrap CI), else the runs are,
+and the row says it sees one invocation's noise only. Holm over the rows; "slower"/"faster" only
+beyond the threshold too; nothing compared exits NOTHING_COMPARED. docs/calibration.md has the rules.
 """
 
 import json

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,72 @@ def test_recorded_ab_sets_its_disturbed_invocation_aside_and_too_many_leave_it_u
     assert len(verdict) == 1 and verdict[0].startswith("verdict: undecided:")
     assert "the machine was busy from outside during invocations 1-3" in verdict[0] and "rerun on a quiet machine" in verdict[0]
     assert len(data["busy_from_outside"]) == 1
+
+
+@pytest.mark.timing
+def test_ab_separate_moves_an_invocation_that_met_a_busy_loop_out_of_its_side(programs, scratch, monkeypatch):
+    """`timekit ab --design separate` on a command against itself, three reruns a side; another job
+    runs during base's second invocation only: its files leave base/, the row rests on the rest."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    spin = REPO / "programs" / "bin" / "spin"
+    out = scratch / "ab"
+    env = {k: v for k, v in os.environ.items() if k != disturbance.LEVEL_VARIABLE}
+    ab = subprocess.Popen([sys.executable, "-m", "analysis.cli", "ab", f"{spin} 20000", f"{spin} 20000", "--design",
+                           "separate", "--reruns", "3", "--output", str(out), "--export-json", str(scratch / "ab.json")],
+                          cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    loop, output = _busy_loop_during(ab, out / "ab.json", "base-rerun2")
+    assert ab.returncode == 0, output
+    line = next(line for line in output.splitlines() if line.lstrip().startswith("base rerun 2:"))
+    assert "disturbed from outside" in line and f"(pid {loop})" in line and "set aside" in line
+    assert "1 of 6 benchexec invocations disturbed from outside, set aside" in output
+    assert [p.name.split(".")[1] for p in (out / "base" / "outside-load").glob("*.results.*.xml.bz2")] == ["base-rerun2"]
+    data = json.loads((scratch / "ab.json").read_text())
+    assert data["busy_from_outside"] == []
+    assert {(r["reruns_base"], r["reruns_new"]) for r in data["comparison"]} == {(2, 3)}
+
+
+class _Outside:
+    """disturbance.between for the step loop: the invocations numbered in `busy` (from 1, in the
+    order they run) met a CPU of outside work, the others none."""
+
+    def __init__(self, busy):
+        self.busy, self.calls = set(busy), 0
+
+    def __call__(self, before, after):
+        self.calls += 1
+        outside = 1.0 if self.calls in self.busy else 0.0
+        return Record(seconds=1.0, outside=outside, steal=0.0, load=1.0, busiest="sh (pid 4242): 1.0 s" if outside else "",
+                      level=disturbance.LEVEL)
+
+
+@pytest.mark.benchexec
+def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leave_no_verdict(programs, scratch,
+                                                                                             monkeypatch, capsys):
+    """The record's outside work stands in for a busy machine (the timing test above runs a real
+    loop): one of six invocations is moved out of its side; four of six leave no verdict, exit 3."""
+    from analysis.ab import definitions as definitions_path
+    from analysis.ab import separate
+    from analysis.sweep import steps_loop
+    from analysis.tools.options import AbOptions
+    from tests.ab.test_separate import definitions
+
+    base, new = definitions(scratch, runs=2)
+    monkeypatch.setattr(steps_loop.disturbance, "between", _Outside({3}))
+    options = AbOptions(base=str(base), new=str(new), design="separate", reruns=3, output=scratch / "one",
+                        container=False, format="json")
+    assert definitions_path.start(options) in (0, 1)
+    data = json.loads(capsys.readouterr().out)
+    run = separate.ABRun.load(scratch / "one")
+    [aside] = [s for s in run.steps if s.disturbed]
+    assert aside.rerun == 2 and data["ab"]["busy_from_outside"] == ""
+    assert list((scratch / "one" / aside.condition / "outside-load").glob(f"*.{aside.name}.*.results.*"))
+    assert "1 of 6 benchexec invocations disturbed from outside, set aside" in data["ab"]["summary"]
+    counts = {(r["reruns_base"], r["reruns_new"]) for r in data["rows"]}
+    assert counts == ({(2, 3)} if aside.condition == "base" else {(3, 2)}), data["rows"]
+
+    monkeypatch.setattr(steps_loop.disturbance, "between", _Outside({1, 2, 3, 4}))
+    assert definitions_path.start(replace(options, output=scratch / "many", format="text")) == 3
+    text = capsys.readouterr().out
+    verdict = [line for line in text.splitlines() if line.startswith("verdict:")]
+    assert len(verdict) == 1 and "the machine was busy from outside during reruns 1-2" in verdict[0]
+    assert verdict[0].endswith("rerun on a quiet machine (exit 3)")

@@ -110,7 +110,7 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
     text, figures, extra = report.render(measured, run_options, options, not_compared)
     exit_code, reason = report.gate(measured)
     return outcome(measured, exit_code, reason, options.threshold, time.monotonic() - started, outdir, text,
-                   tuple(figures), extra)
+                   tuple(figures), extra, extra["busy_from_outside"])
 
 
 def check(commands, options):
@@ -150,7 +150,8 @@ def _measure(record, outdir, run_options, options, fresh, note, out):
     return measured, not_compared
 
 
-def outcome(measured, exit_code, reason, threshold, seconds, directory, text="", figures=(), export=None):
+def outcome(measured, exit_code, reason, threshold, seconds, directory, text="", figures=(), export=None,
+            busy_from_outside=()):
     """The AbOutcome of the measured pairs, the gate's exit code and its reason for no verdict."""
     rows, gated = [], []
     for m in measured:
@@ -171,8 +172,7 @@ def outcome(measured, exit_code, reason, threshold, seconds, directory, text="",
     invocations = sum(s.status == "done" for m in measured for s in m.run.steps)
     design = getattr(measured[0].run, "design", "separate") if measured else ""
     return AbOutcome(verdict, head.ratio, head.ci_low, head.ci_high, column, exit_code, reason, invocations, seconds,
-                     Path(directory), design, tuple(rows), text, tuple(figures), export or {},
-                     tuple(report.busy(measured)))
+                     Path(directory), design, tuple(rows), text, tuple(figures), export or {}, tuple(busy_from_outside))
 
 
 def _passed(gated, threshold):

@@ -174,7 +174,7 @@ def run_pending(run, outdir, out=sys.stderr):
     ab_runner.run_pending(run, outdir, invoke, line, out=out)
 
 
-def summary(run, verbose=True):
+def summary(run, verbose=True, outdir=None):
     """The design that ran, in a line (verbose: how it cancels the drift), and why it stopped."""
     drawn = " ".join("".join(n.split(".")[0][0].upper() for n in s.order) for s in run.steps)
     if verbose:
@@ -186,9 +186,13 @@ def summary(run, verbose=True):
     else:
         held = f", in {run.chunks} chunks of the task sets" if run.chunks > 1 else ""
         text = f"design: blocks: {run.reruns} invocations, each holding base and new{held} (seed {run.seed}: {drawn})"
+    from analysis.ab import paired
+
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
-    return text + (f"; {run.stopped}" if run.stopped else "")
+    text += f"; {run.stopped}" if run.stopped else ""
+    aside = paired.disturbed_line(run, outdir) if outdir else ""
+    return text + (f"\n{aside}" if aside else "")
 
 
 def measure(run, outdir, columns, options, out=sys.stderr):

@@ -42,8 +42,11 @@ def design_changed(measured):
 def busy(measured):
     """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
     them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
-    return [f"{m.pair['base']} → {m.pair['new']}: {paired.busy(m.run, m.directory)}" for m in measured
-            if isinstance(m.run, paired.PairedRun) and paired.busy(m.run, m.directory)]
+    from analysis.ab import separate
+
+    found = [(m, paired.busy(m.run, m.directory) if isinstance(m.run, paired.PairedRun) else separate.busy(m.run))
+             for m in measured]
+    return [f"{m.pair['base']} → {m.pair['new']}: {why}" for m, why in found if why]
 
 
 def busy_line(found, exit_code):

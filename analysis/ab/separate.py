@@ -24,6 +24,7 @@ from analysis.sweep.model import Experiment, now
 
 MANIFEST = "ab.json"
 SIDES = ("base", "new")
+OUTSIDE_LOAD = "outside-load"   # a side's folder for the files of invocations that met outside work
 
 
 class ABError(UserError):
@@ -36,13 +37,17 @@ class ABRun(AbRecord):
     invocation (analysis.ab.designs.Separate lays a rerun out)."""
 
     file, error, kind = MANIFEST, ABError, "A/B"
-    sets_aside_disturbed = False   # compare reads DIR/base and DIR/new whole
 
     base: str                  # the original definitions (their copies are in DIR/base, DIR/new)
     new: str
     rundefinitions: list       # shared by both
     chunks: int = 1            # >1: base and new alternate over chunks of the task set (analysis.ab.task_chunks)
     design: str = "separate"   # a design whose invocations hold one side (analysis.ab.designs)
+
+    @property
+    def sets_aside_disturbed(self):
+        """A chunked rerun's files are merged from several invocations: they are kept whole."""
+        return self.chunks <= 1
 
 
 def rundefinitions(path):
@@ -107,10 +112,42 @@ def run_pending(run, outdir, out=sys.stderr):
     def after(step):
         if step.chunk:
             merge_chunks(run, outdir, (step.condition, step.rerun))
+        elif step.disturbed:
+            set_aside(*where(step), step)
 
     ab_runner.run_pending(run, outdir, invoke, line, where, after, out)
     if run.chunks > 1:
         merge_chunks(run, outdir)
+
+
+def set_aside(folder, stem, step):
+    """Move the result files of an invocation that met outside work into SIDE/outside-load/: every
+    reader of the side (compare, the looks, the figures) reads SIDE's files and so leaves them out.
+    The record keeps the invocation and why (step.disturbance)."""
+    target = Path(folder) / OUTSIDE_LOAD
+    target.mkdir(exist_ok=True)
+    for path in Path(folder).glob(f"{stem}.{step.name}.*"):
+        path.replace(target / path.name)
+
+
+def disturbed(run):
+    """The invocations that met outside work (analysis.sweep.disturbed.Disturbed, by the record's
+    outside CPU; the side's runs are read without them)."""
+    from analysis.sweep import disturbed as disturbed_mod
+
+    return disturbed_mod.of(run, unit="rerun") if run.sets_aside_disturbed else None
+
+
+def busy(run):
+    """Why the run gives no verdict because the machine was busy from outside ('' where it does)."""
+    found = disturbed(run)
+    return found.busy_line() if found and found.too_many else ""
+
+
+def disturbed_line(run):
+    """The invocations set aside for outside work, in a line ('' where none were)."""
+    found = disturbed(run)
+    return found.set_aside_line() if found and not found.too_many else ""
 
 
 def merge_chunks(run, outdir, only=None):
@@ -216,7 +253,9 @@ def summary(run, verbose=True):
         text = f"design: separate: {run.reruns} reruns per side, an invocation each{chunked} ({orders_drawn})"
     redone = steps_loop.redone(run)
     text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
-    return text + (f"; {run.stopped}" if run.stopped else "")
+    text += f"; {run.stopped}" if run.stopped else ""
+    aside = disturbed_line(run)
+    return text + (f"\n{aside}" if aside else "")
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from benchexec.util import ProcessExitCode
 
 from analysis.sweep import lint
 from analysis.tools.commands import definition, export, figures, output, spec
-from analysis.ab import command_pairs, report
+from analysis.ab import command_pairs, verdict
 from tests.helpers import REPO, run_isolated
 from tool_info import command as command_tool
 
@@ -438,14 +438,14 @@ def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_thres
     the line says that a slowdown that large is not excluded and what would tell; a narrow CI
     within the threshold keeps the plain line; a slowdown is the gate's answer."""
     wide = {"command": "./a → ./b", "column": "cputime", "verdict": "~", "ci_high": 1.1918}
-    line = report.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
+    line = verdict.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
     assert line.startswith("verdict: no significant slowdown beyond the threshold (exit 0); not excluded either")
     assert "for ./a → ./b, cputime's CI reaches +19.2 %, walltime's CI reaches +5.0 %, beyond the 2 % threshold" in line
     assert "--until-decided" in line
-    narrow = report.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
+    narrow = verdict.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
     assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
-    assert report.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
+    assert verdict.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
     # --until-decided left the row undecided: the gate passes, and the line says so
-    undecided = report.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
+    undecided = verdict.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
     assert "not excluded either: for ./a → ./b, cputime's CI reaches +1.8 %, beyond the 1 % threshold" in undecided
     assert undecided.endswith("(undecided: the lines above say what would decide it)")

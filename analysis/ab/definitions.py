@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.ab import designs, merged, paired, report, separate, task_chunks
+from analysis.ab import designs, merged, paired, separate, task_chunks, verdict
 from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
@@ -118,7 +118,7 @@ def _run(run, outdir, options, note):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
 
     outside = separate.busy(run) if one_side else paired.busy(run, outdir)   # too much outside work: no verdict
-    code = compare_mod.NOTHING_COMPARED if outside else compare_mod.exit_code(result)
+    code, _ = verdict.gate(result.rows, [outside] if outside else ())
     if options.format == "json":
         data = compare_mod.as_data(result, options.alpha, options.threshold)
         data["ab"] = {"design": run.design, "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
@@ -129,7 +129,7 @@ def _run(run, outdir, options, note):
     text = _table(compare_mod, result, options) + summary(run, verbose=options.verbose)
     text += "\n\n" + sequential.text if sequential.text else ""
     if outside:
-        text += "\n" + report.busy_line([outside], code)
+        text += "\n" + verdict.busy_line([outside], code)
     elif not options.per_task:  # the per-task comparison ends with its own verdict line
         text += "\n" + compare_mod.verdict_line(result)
     print("\n".join(filter(None, [separate.machines_warning(outdir) if one_side else "", text])))

@@ -8,28 +8,7 @@ holds), and the exit code the gate gives.
 from dataclasses import asdict
 
 from analysis.tools.commands import output, report
-from analysis.ab import command_pairs, paired, paired_summary, sentinel
-
-
-def verdict_line(comparison, regressed, threshold):
-    """The last line: the gate's answer. '~' only says that no slowdown was shown; where a row's
-    CI still reaches beyond the threshold, a slowdown that large is not excluded either, and the
-    line says so."""
-    if regressed:
-        slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
-        return f"verdict: slower: {'; '.join(slower)} (exit 1)"
-    line = "verdict: no significant slowdown beyond the threshold (exit 0)"
-    open_rows = [c for c in comparison if c["verdict"] in ("~", "undecided") and c.get("ci_high", 0) > 1 + threshold]
-    if not open_rows:
-        return line
-    undecided = any(c["verdict"] == "undecided" for c in open_rows)
-    how = ("undecided: the lines above say what would decide it" if undecided
-           else "more --reruns, or --until-decided, would tell")
-    by_command = {}
-    for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
-        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
-    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
-    return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
+from analysis.ab import command_pairs, paired, paired_summary, sentinel, verdict
 
 
 def design_changed(measured):
@@ -49,33 +28,9 @@ def busy(measured):
     return [f"{m.pair['base']} → {m.pair['new']}: {why}" for m, why in found if why]
 
 
-def busy_line(found, exit_code):
-    return f"verdict: undecided: {'; '.join(found)}; rerun on a quiet machine (exit {exit_code})"
-
-
-def design_changed_line(changed, exit_code):
-    return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
-            f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
-
-
 def gate(measured):
-    """(the exit code, why there is no verdict: '' where there is one). Too much outside work and
-    a design that changes what it measures leave no verdict whatever the rows say, but a slowdown
-    shown is one."""
-    from analysis.tools.compare import repeated as compare_mod
-
-    nothing = compare_mod.NOTHING_COMPARED
-    outside = busy(measured)
-    if outside:
-        return nothing, "; ".join(outside)
-    if any(compare_mod.regressed(m.rows) for m in measured):
-        return 1, ""
-    changed = design_changed(measured)
-    if changed:
-        return nothing, f"the design changes what it measures ({'; '.join(changed)})"
-    if not any(m.rows for m in measured):
-        return nothing, compare_mod.NOTHING
-    return 0, ""
+    """(the exit code, why there is no verdict: '' where there is one) of the measured pairs."""
+    return verdict.gate([r for m in measured for r in m.rows], busy(measured), design_changed(measured))
 
 
 def _sides(m, run_options):
@@ -131,9 +86,9 @@ def render(measured, run_options, options, not_compared=()):
         first = measured[0].run
         batched = first.options if isinstance(first, paired.PairedRun) else run_options
         parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose)))
-        parts.append(busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
-                     else design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
-                     else verdict_line(comparison, regressed, options.threshold))
+        parts.append(verdict.busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
+                     else verdict.design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+                     else verdict.verdict_line(comparison, regressed, options.threshold))
     extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
              "busy_from_outside": outside,
              "ab": [{"directory": str(m.directory), "design": getattr(m.run, "design", "separate"),

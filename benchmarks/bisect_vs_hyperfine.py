@@ -29,6 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.bisect_model import noise_of  # noqa: E402
 from tests.bisect_repo import git, make_repo  # noqa: E402
 
 BUILD = "make -s prog"
@@ -115,20 +116,6 @@ def hyperfine_try(repo, good_sha, cutoff, workdir):
             "ratios": {sha: float(ratio) for sha, ratio in ratios}}
 
 
-def step_noise(records):
-    """The SD of one invocation's log ratio, from the decided steps' 95 % CIs and invocations:
-    half-width / t(0.975, n - 1) x sqrt(n), pooled as a median."""
-    from scipy.stats import t as t_dist
-
-    sds = []
-    for step in records:
-        n = step.get("detail", {}).get("invocations")
-        if step.get("low") and step.get("high") and n and n > 1:
-            half = (math.log(step["high"]) - math.log(step["low"])) / 2
-            sds.append(half / t_dist.ppf(0.975, n - 1) * math.sqrt(n))
-    return statistics.median(sds) if sds else math.nan, [s.get("detail", {}).get("invocations") for s in records]
-
-
 def simulate(commits, culprit, rise, sigma, looks, seeds, threshold=0.02, alpha=0.05):
     """The share of simulated searches that name a wrong commit or range (tests/bisect_model's steps
     at the real steps' noise and looks)."""
@@ -187,9 +174,9 @@ def main(argv=None):
                   f"({'right' if h['right'] else 'WRONG'}, {h['steps']} steps of which {h['wrong_steps']} wrong, "
                   f"{h['seconds']} s)", flush=True)
         tries.append(row)
-    records = [s for row in tries for s in row["timekit"]["step_records"]]
-    sigma, invocations = step_noise(records)
-    looks = max(2, int(statistics.median([n for n in invocations if n])))
+    records = [{**s, "invocations": s["detail"]["invocations"]} for row in tries for s in row["timekit"]["step_records"]
+               if s.get("detail", {}).get("invocations")]
+    sigma, looks = noise_of(records)
     simulated = simulate(args.commits, args.commits // 2, 0.03, sigma, looks, args.simulations) if math.isfinite(sigma) else math.nan
     summary = {"base": base, "rise_iterations": rise, "costs": costs, "tries": tries,
                "step_noise_sd": sigma, "looks": looks, "simulated_wrong": simulated, "simulations": args.simulations}

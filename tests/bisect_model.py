@@ -10,6 +10,7 @@ This is where a model belongs: the search is tested against it; the real steps c
 import functools
 import math
 
+import numpy as np
 from scipy.stats import norm
 
 from analysis.tools.bisect.search import Step
@@ -68,3 +69,15 @@ def cumulative(steps):
         r += s
         out.append(r)
     return out
+
+
+def noise_of(steps):
+    """The SD of one invocation's log ratio behind real steps ({"low", "high", "invocations"}, 95 %
+    CIs): half-width / t(0.975, n - 1) x sqrt(n), the median over the steps; and the median
+    invocations a step took, which the Model's looks stand for."""
+    from scipy.stats import t as t_dist
+
+    sds = [(math.log(s["high"]) - math.log(s["low"])) / 2 / float(t_dist.ppf(0.975, s["invocations"] - 1))
+           * math.sqrt(s["invocations"]) for s in steps if s.get("low") and s.get("high") and s["invocations"] > 1]
+    looks = sorted(s["invocations"] for s in steps)[len(steps) // 2]
+    return (float(np.median(sds)) if sds else math.nan), looks

@@ -17,7 +17,6 @@ from benchexec.util import ProcessExitCode
 
 from analysis.sweep import lint
 from analysis.tools.commands import definition, export, figures, output, spec
-from analysis.ab import command_pairs, verdict
 from tests.helpers import REPO, run_isolated
 from tool_info import command as command_tool
 
@@ -111,36 +110,6 @@ def test_the_generated_definition_is_valid_against_benchexecs_dtd(scratch):
     assert warmup.get("name") == "warmup" and warmup.find("option").get("name") == "--warmup"
     assert len(list(scratch.glob("tasks/run.r*.yml"))) == 3 and len(list(scratch.glob("tasks/warmup/warmup.r*.yml"))) == 2
     assert lint.check(sorted(scratch.glob("tasks/**/*.yml"))) == []
-
-
-@pytest.mark.unit
-def test_ab_sides_share_run_definition_names_and_tasks(scratch):
-    options = spec.Options(runs=2, cwd=str(scratch), parameters=spec.parse_parameters([("n", "1,2")]))
-    [pair] = command_pairs.pairs(["./a {n}", "./b {n}"], options)
-    assert pair["directory"] == "." and [r["name"] for r in pair["rundefinitions"]] == ["n=1", "n=2"]
-    base, new = command_pairs._write_sides(pair, options, scratch, "timekit ab")
-    assert lint.check([base, new]) == []
-    assert base.parent.name == "base" and new.parent.name == "new"
-    assert base.read_text().count("../tasks/run.r*.yml") == 1 and new.read_text().count("../tasks/run.r*.yml") == 1
-    assert command_pairs.pair_labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
-    more = command_pairs.pairs(["./a", "./b", "./c"], spec.Options())
-    assert [p["directory"] for p in more] == ["2-b", "3-c"] and [p["new"] for p in more] == ["./b", "./c"]
-
-
-@pytest.mark.unit
-def test_ab_refuses_a_mix_and_command_options_with_definitions():
-    def args(*given, **options):
-        return SimpleNamespace(base=given[0], new=given[1], more=list(given[2:]), resume=False,
-                               **{name: options.get(name) for name in command_pairs.commands_cli.COMMAND_ONLY})
-
-    with pytest.raises(spec.CommandError, match="not a mix"):
-        command_pairs.commands_given(args("base.xml", "./b"))
-    with pytest.raises(spec.CommandError, match="--runs: for shell commands only"):
-        command_pairs.commands_given(args("base.xml", "new.xml", runs=5))
-    with pytest.raises(spec.CommandError, match="two benchmark definitions, got 3"):
-        command_pairs.commands_given(args("a.xml", "b.xml", "c.xml"))
-    assert command_pairs.commands_given(args("base.xml", "new.xml")) is None
-    assert command_pairs.commands_given(args("./a", "./b", "./c")) == ["./a", "./b", "./c"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,69 +259,6 @@ def test_a_command_shorter_than_benchexecs_cost_per_run_is_said_so():
 # under the real benchexec: small (3 reruns of 5 runs of a ~0.2 s loop), verdicts not times
 
 
-@pytest.mark.timing
-def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(programs, scratch):
-    # B does 50 % more work. With 10 % (benchmarks/README.md's log: +11.2 %, CI +8.5 … +14.3 %) the loaded VM
-    # sometimes hides it: under a parallel test suite a 0.2 s loop's CPU time moved by 10 to 25 %
-    # between invocations, and 20 invocations a side measured +5.8 % (CI -2.1 … +14.4 %) for 10 %
-    # and +10.7 % (CI +0.2 … +22.1 %) for 20 %, rightly "undecided" by the sequential rule. The kit
-    # adds invocations until decided; the test's margin keeps it from depending on the VM's quiet.
-    # Its verdict is cputime's: deciding walltime's row too (the default columns) kept it adding
-    # invocations for longer on a loaded machine (55 s). --max-reruns 5: the alpha spent at the first
-    # look (M = 3) lets a 50 % change decide there while rerun means vary by up to ~16 % (~10 % with
-    # M_max 8, which took 4-5 pairs under load); at M = 5 it still decides up to ~30 %.
-    base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 3 // 2)
-    code, text = timekit("ab", base, new, "--design", "separate", "--until-decided", "--column", "cputime", "--max-reruns", "5",
-                         "--runs", "5", "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
-    assert code == 1, text
-    assert "every row decided after" in text or "decided at" in text, text
-    table = text[text.index("base → new"):]
-    assert "./loop-a → ./loop-b  cputime" in table and "slower" in table.splitlines()[1], text
-    assert "verdict: slower: ./loop-a → ./loop-b (exit 1)" in text
-    assert sum(line.startswith("verdict:") for line in text.splitlines()) == 1, text
-    assert "Base: ./loop-a" in text and "New: ./loop-b" in text and ", ETA " in text
-    data = json.loads((scratch / "ab.json").read_text())
-    assert [r["command"] for r in data["results"]] == ["./loop-a", "./loop-b"]
-    for entry in data["results"]:
-        assert set(export.HYPERFINE) <= set(entry) and entry["reruns"] >= 3 and len(entry["times"]) == 5 * entry["reruns"]
-        assert all(entry[k] is not None for k in ("mean", "stddev", "median", "user", "min", "max", "cv_within"))
-    assert data["regression"] is True and {r["verdict"] for r in data["comparison"] if r["column"] == "cputime"} == {"slower"}
-    assert data["benchexec"]["per_run"] > 0
-    assert lint.check(data["benchexec"]["definitions"]) == [] and len(data["benchexec"]["definitions"]) == 2
-
-
-@pytest.mark.timing
-def test_ab_of_one_build_on_both_sides_says_same_exits_0_and_resumes_by_the_commands(programs, scratch):
-    base = build(scratch, "loop-a", MILLIONS)
-    # identical sides: a calibrated test says slower or faster in alpha of the cases; 0.01 keeps this one from flaking
-    code, text = timekit("ab", base, base, "--design", "separate", "--reruns", "3", "--runs", "5", "--alpha", "0.01",
-                         "--output", scratch / "ab", cwd=scratch)
-    assert code == 0, text
-    rows = text[text.index("base → new"):].split("\n\n")[0].splitlines()[1:]
-    assert len(rows) == 2 and all(row.startswith("./loop-a → ./loop-a") and row.rstrip().endswith("~") for row in rows), text
-    assert "verdict: no significant slowdown" in text
-    # nothing left to run: --resume prints the same verdict, labelled by the commands
-    code, again = timekit("ab", "--resume", "--output", scratch / "ab", "--alpha", "0.01", cwd=scratch)
-    assert code == 0 and again[again.index("base → new"):].split("\n\n")[0] == text[text.index("base → new"):].split("\n\n")[0]
-    # the sides are ordinary result directories
-    code, compared = timekit("compare", scratch / "ab" / "base", scratch / "ab" / "new", "--alpha", "0.01", "--format", "json",
-                             cwd=REPO)   # the same alpha as above: at 0.05 an A/A pair fails the gate in 5 % of the cases
-    assert code == 0 and {r["rundefinition"] for r in json.loads(compared[compared.index("{"):])["rows"]} == {"command"}
-    assert json.loads(compared[compared.index("{"):])["labels"] == {"command": "./loop-a → ./loop-a"}
-    assert sum(line.startswith("verdict:") for line in text.splitlines()) == 1, text
-
-
-@pytest.mark.unit
-def test_compare_of_an_ab_folder_labels_its_rows_by_the_commands(scratch):
-    for side in ("base", "new"):
-        (scratch / side).mkdir()
-    (scratch / "commands.json").write_text(json.dumps(
-        {"pairs": [{"directory": ".", "rundefinitions": [{"name": "command", "base": "./a", "new": "./b"}]}]}))
-    assert command_pairs.labels_of(scratch / "base", scratch / "new") == {"command": "./a → ./b"}
-    assert command_pairs.labels_of(scratch / "base", scratch / "other" / "new") == {}
-    assert command_pairs.labels_of(REPO / "programs", REPO / "tests") == {}
-
-
 @pytest.mark.benchexec
 def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch):
     loop = build(scratch, "loop-a", MILLIONS // 4)
@@ -379,19 +285,6 @@ def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch
         assert (table.columns["exec-walltime"] > 0).all()
     code, text = timekit("report", scratch / "bench", "--output", scratch / "report", cwd=REPO)
     assert code == 0 and (scratch / "report" / "report.html").exists(), text
-
-
-@pytest.mark.unit
-def test_progress_lines_of_ab_get_an_eta():
-    import io
-
-    stream = io.StringIO()
-    eta = command_pairs.EtaLines(stream)
-    eta.invocation("  base rerun 1: 5 runs in 3.0 s", 3, 10)   # 2 were done before (--resume)
-    print("  a line without progress", file=eta)
-    lines = stream.getvalue().splitlines()
-    assert lines[0].startswith("  base rerun 1: 5 runs in 3.0 s (3/10 invocations), ETA 0:00:")
-    assert lines[1] == "  a line without progress"
 
 
 @pytest.mark.unit
@@ -431,21 +324,3 @@ def test_an_input_under_tmp_is_named_as_hidden_by_the_container(programs, scratc
     assert code == 2 and len(errors) == 1, text
     assert "No such file" in errors[0] and f"{hidden.name} lies under /tmp, which BenchExec's container hides" in errors[0]
 
-
-@pytest.mark.unit
-def test_the_last_line_says_when_no_slowdown_was_shown_but_none_beyond_the_threshold_excluded():
-    """A 10 % slower build on a noisy VM: '~' with a CI up to +19.2 % passes the gate (exit 0), and
-    the line says that a slowdown that large is not excluded and what would tell; a narrow CI
-    within the threshold keeps the plain line; a slowdown is the gate's answer."""
-    wide = {"command": "./a → ./b", "column": "cputime", "verdict": "~", "ci_high": 1.1918}
-    line = verdict.verdict_line([{**wide, "column": "walltime", "ci_high": 1.05}, wide], False, 0.02)
-    assert line.startswith("verdict: no significant slowdown beyond the threshold (exit 0); not excluded either")
-    assert "for ./a → ./b, cputime's CI reaches +19.2 %, walltime's CI reaches +5.0 %, beyond the 2 % threshold" in line
-    assert "--until-decided" in line
-    narrow = verdict.verdict_line([{**wide, "ci_high": 1.015}], False, 0.02)
-    assert narrow == "verdict: no significant slowdown beyond the threshold (exit 0)"
-    assert verdict.verdict_line([{**wide, "verdict": "slower"}], True, 0.02) == "verdict: slower: ./a → ./b (exit 1)"
-    # --until-decided left the row undecided: the gate passes, and the line says so
-    undecided = verdict.verdict_line([{**wide, "verdict": "undecided", "ci_high": 1.018}], False, 0.01)
-    assert "not excluded either: for ./a → ./b, cputime's CI reaches +1.8 %, beyond the 1 % threshold" in undecided
-    assert undecided.endswith("(undecided: the lines above say what would decide it)")

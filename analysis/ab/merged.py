@@ -19,7 +19,7 @@ from analysis.core.errors import UserError
 from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
 from analysis.ab.record import AbRecord
-from analysis.sweep import lint, runner, steps_loop
+from analysis.sweep import lint, runner
 from analysis.sweep.model import Experiment, now
 
 MANIFEST = "blocks.json"
@@ -188,9 +188,7 @@ def summary(run, verbose=True, outdir=None):
         text = f"design: blocks: {run.reruns} invocations, each holding base and new{held} (seed {run.seed}: {drawn})"
     from analysis.ab import paired
 
-    redone = steps_loop.redone(run)
-    text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
-    text += f"; {run.stopped}" if run.stopped else ""
+    text += run.ending()
     aside = paired.disturbed_line(run, outdir) if outdir else ""
     return text + (f"\n{aside}" if aside else "")
 

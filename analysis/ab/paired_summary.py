@@ -7,7 +7,6 @@ stopped, and under duet how far this machine's duet of a command against itself 
 import json
 from pathlib import Path
 
-from analysis.sweep import steps_loop
 from analysis.sweep.model import now
 
 
@@ -18,10 +17,8 @@ def summary(run, verbose=True):
         how = {"duet": "both sides at once on two cores", "interleaved": "both sides at once on one core"}.get(
             run.design, "back to back" + (f" on {run.cores} cores" if run.cores > 1 else ""))
         chosen = " (auto)" if run.design_why.startswith("auto: ") else f" ({run.design_why})" if run.design_why else ""
-        redone = steps_loop.redone(run)
         return (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of "
-                f"{b.pairs_per_run} pair(s), {how}" + (f"; {redone} invocation(s) run again after being cut short"
-                                                           if redone else "") + (f"; {run.stopped}" if run.stopped else ""))
+                f"{b.pairs_per_run} pair(s), {how}" + run.ending())
     how = {"duet": "both sides at once on two cores, swapped every other pair",
            "interleaved": "both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side "
                           "first in half the pairs; their CPU times compared"}.get(run.design) or (
@@ -32,9 +29,7 @@ def summary(run, verbose=True):
     text = (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of {b.pairs_per_run} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b.why}")
-    redone = steps_loop.redone(run)
-    text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
-    return text + (f"; {run.stopped}" if run.stopped else "")
+    return text + run.ending()
 
 
 DUET_AA = "duet-aa.json"   # under results/: this machine's last duet of a command against itself

@@ -46,6 +46,23 @@ class AbRecord(StepsRecord):
             self.max_reruns = max(self.max_reruns, options.max_reruns_limit, fits)
             self.save(outdir)
 
+    def add_rerun(self, outdir, why, out):
+        """Plan one more rerun, save, and say why on `out` ("undecided after 3 reruns: ...")."""
+        self.reruns += 1
+        self.plan(self.reruns)
+        self.save(outdir)
+        print(f"  {why}: adding {'invocation' if designs.get(self.design).holds_both else 'rerun'} "
+              f"{self.reruns}", file=out, flush=True)
+
+    def ending(self):
+        """What the design's line ends with: the invocations run again after being cut short, and why
+        no more were added."""
+        from analysis.sweep import steps_loop
+
+        redone = steps_loop.redone(self)
+        return ((f"; {redone} invocation(s) run again after being cut short" if redone else "")
+                + (f"; {self.stopped}" if self.stopped else ""))
+
     def plan_reruns(self, first, last):
         for rerun in range(first, last + 1):
             self.plan(rerun)

@@ -18,7 +18,7 @@ from analysis.core.errors import UserError
 from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
 from analysis.ab.record import AbRecord
-from analysis.sweep import lint, runner, steps_loop
+from analysis.sweep import lint, runner
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, now
 
@@ -209,10 +209,7 @@ def measure(run, outdir, columns, options, out=sys.stderr):
                            f"--max-reruns {run.max_reruns} reached; CI half-width still {width:.2f} % (target {run.until:g} %)")
             run.save(outdir)
             return result
-        run.reruns += 1
-        run.plan(run.reruns)
-        run.save(outdir)
-        print(f"  CI half-width {width:.2f} % >= {run.until:g} %: adding rerun {run.reruns}", file=out, flush=True)
+        run.add_rerun(outdir, f"CI half-width {width:.2f} % >= {run.until:g} %", out)
 
 
 def _decided_or_spent(run, outdir, columns, options, out):
@@ -230,10 +227,7 @@ def _decided_or_spent(run, outdir, columns, options, out):
         run.stopped = stop
         run.save(outdir)
         return True
-    run.reruns += 1
-    run.plan(run.reruns)
-    run.save(outdir)
-    print(f"  undecided after {run.reruns - 1} reruns: {', '.join(undecided)}; adding rerun {run.reruns}", file=out, flush=True)
+    run.add_rerun(outdir, f"undecided after {run.reruns} reruns: {', '.join(undecided)}", out)
     return False
 
 
@@ -251,9 +245,7 @@ def summary(run, verbose=True):
     else:
         chunked = f", chunk by chunk of {run.chunks}" if run.chunks > 1 else ""
         text = f"design: separate: {run.reruns} reruns per side, an invocation each{chunked} ({orders_drawn})"
-    redone = steps_loop.redone(run)
-    text += f"; {redone} invocation(s) run again after being cut short" if redone else ""
-    text += f"; {run.stopped}" if run.stopped else ""
+    text += run.ending()
     aside = disturbed_line(run)
     return text + (f"\n{aside}" if aside else "")
 

@@ -30,10 +30,7 @@ def measure_loop(run, outdir, pending, observe, options, out=sys.stderr):
             run.stopped = stop
             run.save(outdir)
             return result, looks
-        run.reruns += 1
-        run.plan(run.reruns)
-        run.save(outdir)
-        print(f"  {run.checks[-1]['why']}: adding invocation {run.reruns}", file=out, flush=True)
+        run.add_rerun(outdir, run.checks[-1]["why"], out)
 
 
 def _stop(run, result, looks, alpha, threshold):

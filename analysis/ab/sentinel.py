@@ -1,7 +1,7 @@
 """
 The sentinel of the co-located designs (interleaved, duet): after every invocation, whether
-running both sides at once still leaves each side's cost as it is alone (analysis.tools.commands.
-colocation, from the back-to-back pairs every co-located invocation also times). Once flagged, the
+running both sides at once still leaves each side's cost as it is alone (analysis.ab.colocation,
+from the back-to-back pairs every co-located invocation also times). Once flagged, the
 co-located pairs lose their say: the rows come from the back-to-back pairs, and under
 --until-decided the invocations that follow run as blocks.
 """

@@ -40,7 +40,7 @@ def test_ab_options_are_built_once_from_argv_typed_and_frozen():
     assert options.reruns is None and options.reruns_to_start == 3   # --until-decided: the first look
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.threshold = 0.1
-    # argparse's defaults are the dataclass's: a caller of ab_api builds the same options by hand
+    # argparse's defaults are the dataclass's: a caller of analysis.ab.api builds the same options by hand
     defaults = ab_cli.options(parsed("ab", "./a", "./b"))
     assert defaults == AbOptions(base="./a", new="./b", command_line=defaults.command_line)
     assert defaults.reruns_to_start == 5 and defaults.columns == () and defaults.max_reruns_limit == 20

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.ab import designs, merged, paired, separate, task_chunks, verdict
+from analysis.ab import designs, layout, merged, paired, separate, task_chunks, verdict
 from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
@@ -114,6 +114,7 @@ def _run(run, outdir, options, note):
         result, sequential = (_measure_separate if one_side else _measure_blocks)(run, outdir, columns, options)
     except runner.Interrupted:
         return _interrupted(outdir)
+
     def summary(run, verbose=True):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
 
@@ -126,17 +127,10 @@ def _run(run, outdir, options, note):
                       "busy_from_outside": outside}
         print(json.dumps(data, indent=2, default=str))
         return code
-    text = _table(compare_mod, result, options) + summary(run, verbose=options.verbose)
-    text += "\n\n" + sequential.text if sequential.text else ""
-    if outside:
-        text += "\n" + verdict.busy_line([outside], code)
-    elif not options.per_task:  # the per-task comparison ends with its own verdict line
-        text += "\n" + compare_mod.verdict_line(result)
-    print("\n".join(filter(None, [separate.machines_warning(outdir) if one_side else "", text])))
+    table = compare_mod.render(result, options.format, options.alpha, options.threshold, method=options.verbose)
+    pair = layout.PairText(table, summary(run, verbose=options.verbose), sequential.text,
+                         warning=separate.machines_warning(outdir) if one_side else "")
+    last = (verdict.busy_line([outside], code) if outside
+            else "" if options.per_task else compare_mod.verdict_line(result))   # per task: its own verdict line
+    print(layout.compose([pair], last))
     return code
-
-
-def _table(compare_mod, result, options):
-    """compare's table (with --verbose its method paragraph), up to the design's line."""
-    return compare_mod.render(result, options.format, options.alpha, options.threshold, method=options.verbose) + (
-        "\n" if options.verbose else "\n\n")

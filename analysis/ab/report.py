@@ -8,7 +8,7 @@ holds), and the exit code the gate gives.
 from dataclasses import asdict
 
 from analysis.tools.commands import output, report
-from analysis.ab import command_pairs, paired, paired_summary, sentinel, verdict
+from analysis.ab import command_pairs, layout, paired, paired_summary, sentinel, verdict
 
 
 def design_changed(measured):
@@ -64,7 +64,7 @@ def render(measured, run_options, options, not_compared=()):
     paragraph, which the JSON always holds. Nothing compared: the lines that say why follow."""
     from analysis.tools.compare import repeated as compare_mod
 
-    parts, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
+    pairs, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
     for k, m in enumerate(measured):
         base, new, cost, summary, short, warning = _sides(m, run_options)
         figures += (base if k == 0 else []) + new
@@ -73,11 +73,10 @@ def render(measured, run_options, options, not_compared=()):
         methods.append(compare_mod.legend(m.rows, options.alpha, options.threshold))
         labels = command_pairs.pair_labels(m.pair)
         if options.format in ("text", "markdown"):
-            parts.append(report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)))
-            parts.append("\n".join(filter(None, [warning, output.verdict_table(m.rows, labels,
-                                                                                markdown=options.format == "markdown")])))
-            design = (methods[-1] + "\n" + summary) if options.verbose else short
-            parts.append(design + ("\n\n" + m.sequential.text if m.sequential.text else ""))
+            pairs.append(layout.PairText(output.verdict_table(m.rows, labels, markdown=options.format == "markdown"),
+                                         (methods[-1] + "\n" + summary) if options.verbose else short,
+                                         m.sequential.text,
+                                         report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)), warning))
         comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory)}
                        for r in m.rows]
     regressed = any(compare_mod.regressed(m.rows) for m in measured)
@@ -85,10 +84,10 @@ def render(measured, run_options, options, not_compared=()):
     if options.format in ("text", "markdown"):
         first = measured[0].run
         batched = first.options if isinstance(first, paired.PairedRun) else run_options
-        parts.append("\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose)))
-        parts.append(verdict.busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
-                     else verdict.design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
-                     else verdict.verdict_line(comparison, regressed, options.threshold))
+        cost = "\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose))
+        last = (verdict.busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
+                else verdict.design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+                else verdict.verdict_line(comparison, regressed, options.threshold))
     extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
              "busy_from_outside": outside,
              "ab": [{"directory": str(m.directory), "design": getattr(m.run, "design", "separate"),
@@ -108,7 +107,7 @@ def render(measured, run_options, options, not_compared=()):
 
         text = as_json(figures, extra)
     else:
-        text = "\n\n".join(p for p in parts if p)
+        text = layout.compose(pairs, last, cost)
     if not any(m.rows for m in measured) and not outside and not changed:
         text += f"\n{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared)
     return text, figures, extra

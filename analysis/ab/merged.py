@@ -152,8 +152,7 @@ def start(base, new, outdir, names, plan):
     run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), chunks=chunks, seed=plan["seed"],
                     reruns=plan["reruns"], max_reruns=max(plan["max_reruns"], plan["reruns"]), until=plan["until"],
                     background=plan["load"], container=plan["container"], created=now())
-    for rerun in range(1, run.reruns + 1):
-        run.plan(rerun)
+    run.plan_reruns(1, run.reruns)
     run.save(outdir)
     return run
 

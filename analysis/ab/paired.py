@@ -190,8 +190,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
                     design_why=f"auto: {choice.why}" if design == "auto" else choice.why, cores=cores,
                     pilot=choice.check.to_dict() if choice.check else {})
     write(run, outdir, command_line)
-    for rerun in range(1, run.reruns + 1):
-        run.plan(rerun)
+    run.plan_reruns(1, run.reruns)
     run.save(outdir)
     return run
 

@@ -8,6 +8,7 @@ extend it; the step loop (analysis.sweep.steps_loop) saves it after every change
 from dataclasses import dataclass, field
 
 from analysis.ab import designs
+from analysis.sweep import steps_loop
 from analysis.sweep.model import StepsRecord
 
 
@@ -57,12 +58,11 @@ class AbRecord(StepsRecord):
     def ending(self):
         """What the design's line ends with: the invocations run again after being cut short, and why
         no more were added."""
-        from analysis.sweep import steps_loop
-
         redone = steps_loop.redone(self)
         return ((f"; {redone} invocation(s) run again after being cut short" if redone else "")
                 + (f"; {self.stopped}" if self.stopped else ""))
 
     def plan_reruns(self, first, last):
+        """Plan reruns `first` to `last`, both included."""
         for rerun in range(first, last + 1):
             self.plan(rerun)

@@ -83,8 +83,7 @@ def start(base, new, outdir, reruns, seed, until, max_reruns, load, container, c
         (directory / "tasks").rmdir()  # the copy's repetition tasks: none, the definition brings its own
         if chunks > 1:
             task_chunks.write(copy, chunks, Path(outdir) / "chunks" / which)
-    for rerun in range(1, reruns + 1):
-        run.plan(rerun)
+    run.plan_reruns(1, run.reruns)
     run.save(outdir)
     return run
 

@@ -101,10 +101,17 @@ def _measure_blocks(run, outdir, columns, options):
 def _run(run, outdir, options, note):
     """Measure two definitions under the run's design (separate: an invocation a side; blocks: both
     merged into every invocation) and print compare's table, the design's line and the verdict."""
+    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
+    try:
+        return _measure_and_print(run, outdir, options, note)
+    finally:
+        steps_loop.release_all(under=outdir)   # what start or resume took too: the command ends here
+
+
+def _measure_and_print(run, outdir, options, note):
     from analysis.tools.compare import repeated as compare_mod  # scipy: once the input is known to be good
 
     one_side = not designs.get(run.design).holds_both
-    steps_loop.hold(outdir)  # one timekit per directory, from here to the verdicts
     run.ask_until_decided(options, outdir)
     held = f"{run.reruns} reruns per side" if one_side else f"{run.reruns} invocations holding both"
     print(f"A/B: {run.base} against {run.new}, design {run.design}: {held}; results in {outdir}{note}",

@@ -8,6 +8,7 @@ import pytest
 
 from analysis.ab import designs, merged, paired, separate
 from analysis.ab.designs import Separate
+from analysis.sweep import steps_loop
 from analysis.sweep.model import Step
 from analysis.tools.options import AbOptions
 from tests.ab.test_separate import definitions
@@ -111,3 +112,4 @@ def test_a_fifth_design_runs_under_benchexec_as_the_others_do(fifth_design, prog
     assert all(s["status"] == "done" for s in record["steps"])
     assert len(list((out / "base").glob("*.results.*.xml.bz2"))) == 4
     assert "verdict:" in capsys.readouterr().out and code != 2   # judged by compare (not a timing test)
+    assert out.resolve() not in steps_loop._held   # the command let go of its directory

@@ -31,7 +31,10 @@ def test_sigkill_anywhere_then_resume_measures_every_invocation_once(programs, s
     with open(log_path, "ab") as log:
         # 1. during an invocation; meanwhile a second timekit on the directory is refused in one line
         first = crash_resume.start(crash_resume.AB, output, log)
-        assert crash_resume.wait_until(first, lambda: any(s["status"] == "running" for _, s in crash_resume.steps(output)), 120)
+        # inside an invocation: its step saved as running and benchexec started (its log open), so the
+        # kill leaves files of a cut-short invocation to set aside
+        assert crash_resume.wait_until(first, lambda: any(s["status"] == "running" and (folder / f"benchexec.{s['name']}.log").exists()
+                                                          for folder, s in crash_resume.steps(output)), 120)
         second = subprocess.run(crash_resume.TIMEKIT + ["ab", "--resume", "--output", str(output)], cwd=REPO,
                                 capture_output=True, text=True, timeout=120)
         assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr

@@ -29,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.bisect_model import noise_of  # noqa: E402
+from tests.bisect_model import noise_of, wrong_share  # noqa: E402
 from tests.bisect_repo import git, make_repo  # noqa: E402
 
 BUILD = "make -s prog"
@@ -116,23 +116,6 @@ def hyperfine_try(repo, good_sha, cutoff, workdir):
             "ratios": {sha: float(ratio) for sha, ratio in ratios}}
 
 
-def simulate(commits, culprit, rise, sigma, looks, seeds, threshold=0.02, alpha=0.05):
-    """The share of simulated searches that name a wrong commit or range (tests/bisect_model's steps
-    at the real steps' noise and looks)."""
-    from analysis.tools.bisect.search import search, step_alpha
-    from tests.bisect_model import Model
-
-    names = [f"c{k}" for k in range(1, commits + 1)]
-    truth = {c: (1 + rise if k + 1 >= culprit else 1.0) for k, c in enumerate(names)}
-    wrong = 0
-    for seed in range(seeds):
-        model = Model(truth, sigma, threshold, step_alpha(alpha, commits), np.random.default_rng(seed), looks=looks)
-        outcome = search(names, model, step_alpha(alpha, commits))
-        right = outcome.found and outcome.hi == culprit - 1 and outcome.lo == culprit - 2
-        wrong += outcome.found and not right and not (outcome.lo < culprit - 1 <= outcome.hi)
-    return wrong / seeds
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,7 +160,7 @@ def main(argv=None):
     records = [{**s, "invocations": s["detail"]["invocations"]} for row in tries for s in row["timekit"]["step_records"]
                if s.get("detail", {}).get("invocations")]
     sigma, looks = noise_of(records)
-    simulated = simulate(args.commits, args.commits // 2, 0.03, sigma, looks, args.simulations) if math.isfinite(sigma) else math.nan
+    simulated = wrong_share(args.commits, 0.03, sigma, looks, args.simulations) if math.isfinite(sigma) else math.nan
     summary = {"base": base, "rise_iterations": rise, "costs": costs, "tries": tries,
                "step_noise_sd": sigma, "looks": looks, "simulated_wrong": simulated, "simulations": args.simulations}
     (workdir / "summary.json").write_text(json.dumps(summary, indent=1))

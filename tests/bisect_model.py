@@ -81,3 +81,20 @@ def noise_of(steps):
            * math.sqrt(s["invocations"]) for s in steps if s.get("low") and s.get("high") and s["invocations"] > 1]
     looks = sorted(s["invocations"] for s in steps)[len(steps) // 2]
     return (float(np.median(sds)) if sds else math.nan), looks
+
+
+def wrong_share(commits, rise, sigma, looks, seeds, threshold=0.02, alpha=0.05):
+    """The share of `seeds` simulated searches over `commits` commits, one of them (drawn per seed)
+    adding `rise`, that name a commit or range without it; each step a Model at `sigma` and `looks`."""
+    from analysis.tools.bisect.search import search, step_alpha
+
+    names = [f"c{k}" for k in range(1, commits + 1)]
+    wrong = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng([seed, commits])
+        culprit = int(rng.integers(1, commits + 1))
+        truth = dict(zip(names, cumulative([rise if k + 1 == culprit else 0.0 for k in range(commits)])))
+        outcome = search(names, Model(truth, sigma, threshold, step_alpha(alpha, commits), rng, looks=looks),
+                         step_alpha(alpha, commits))
+        wrong += outcome.found and not outcome.lo + 1 <= culprit - 1 <= outcome.hi
+    return wrong / seeds

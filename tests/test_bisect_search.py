@@ -11,7 +11,7 @@ from analysis.tools.bisect import manifest as manifest_mod
 from analysis.tools.bisect.answer import make
 from analysis.tools.bisect.repo import Commit
 from analysis.tools.bisect.search import BadNotBuilt, Step, planned_steps, search, step_alpha
-from tests.bisect_model import Flipping, Model, cumulative, noise_of
+from tests.bisect_model import Flipping, Model, cumulative, noise_of, wrong_share
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.unit
@@ -243,15 +243,6 @@ def test_at_the_noise_of_real_steps_the_named_commit_is_wrong_at_most_alpha():
             assert s["verdict"] == ("slower" if s["commit"] >= t["culprit"] else "same"), (t["culprit"], s)
     sigma, looks = noise_of(steps)
     assert 0.0005 < sigma < 0.01 and 3 <= looks <= 5, (sigma, looks)
-    n, shas = 64, [hashlib.sha1(f"c{k}".encode()).hexdigest() for k in range(1, 65)]
     for noise in (sigma, 10 * sigma):
-        wrong = 0
-        for seed in range(1000):
-            rng = np.random.default_rng([seed, 64])
-            culprit = int(rng.integers(1, n + 1))
-            truth = dict(zip(shas, cumulative([0.03 if k + 1 == culprit else 0.0 for k in range(n)])))
-            model = Model(truth, noise, THRESHOLD, step_alpha(ALPHA, n), rng, looks=looks)
-            outcome = search(shas, model, step_alpha(ALPHA, n))
-            right = outcome.found and outcome.lo + 1 <= culprit - 1 <= outcome.hi
-            wrong += outcome.found and not right
-        assert wrong / 1000 <= ALPHA, (noise, wrong)
+        wrong = wrong_share(64, 0.03, noise, looks, 1000, THRESHOLD, ALPHA)
+        assert wrong <= ALPHA, (noise, wrong)

@@ -286,7 +286,7 @@ def test_ab_separate_moves_an_invocation_that_met_a_busy_loop_out_of_its_side(pr
     line = next(line for line in output.splitlines() if line.lstrip().startswith("base rerun 2:"))
     assert "disturbed from outside" in line and f"(pid {loop})" in line and "set aside" in line
     assert "1 of 6 benchexec invocations disturbed from outside, set aside" in output
-    assert [p.name.split(".")[1] for p in (out / "base" / "outside-load").glob("*.results.*.xml.bz2")] == ["base-rerun2"]
+    assert [p.name.split(".")[1] for p in (out / "base" / "outside-load").glob("*/*.results.*.xml.bz2")] == ["base-rerun2"]
     data = json.loads((scratch / "ab.json").read_text())
     assert data["busy_from_outside"] == []
     assert {(r["reruns_base"], r["reruns_new"]) for r in data["comparison"]} == {(2, 3)}
@@ -326,7 +326,7 @@ def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leav
     run = separate.ABRun.load(scratch / "one")
     [aside] = [s for s in run.steps if s.disturbed]
     assert aside.rerun == 2 and data["ab"]["busy_from_outside"] == ""
-    assert list((scratch / "one" / aside.condition / "outside-load").glob(f"*.{aside.name}.*.results.*"))
+    assert list((scratch / "one" / aside.condition / "outside-load").glob(f"*/*.{aside.name}.*.results.*"))
     assert "1 of 6 benchexec invocations disturbed from outside, set aside" in data["ab"]["summary"]
     counts = {(r["reruns_base"], r["reruns_new"]) for r in data["rows"]}
     assert counts == ({(2, 3)} if aside.condition == "base" else {(3, 2)}), data["rows"]

@@ -21,11 +21,10 @@ from typing import Optional
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import write_atomically
+from analysis.ab import command_pairs, report, separate
 from analysis.ab import runner as ab_runner
-from analysis.ab import separate
-from analysis.tools.commands import first_run, spec
-from analysis.ab import command_pairs, report
 from analysis.tools.commands import cli as commands_cli
+from analysis.tools.commands import first_run, spec
 from analysis.tools.options import AbOptions
 
 VERDICTS = ("slower", "same", "faster", "undecided")
@@ -170,7 +169,7 @@ def outcome(measured, exit_code, reason, threshold, seconds, directory, text="",
     else:
         verdict, reason = _passed(gated, threshold)
     invocations = sum(s.status == "done" for m in measured for s in m.run.steps)
-    design = getattr(measured[0].run, "design", "separate") if measured else ""
+    design = measured[0].run.design if measured else ""
     return AbOutcome(verdict, head.ratio, head.ci_low, head.ci_high, column, exit_code, reason, invocations, seconds,
                      Path(directory), design, tuple(rows), text, tuple(figures), export or {}, tuple(busy_from_outside))
 

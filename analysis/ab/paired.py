@@ -325,7 +325,7 @@ def side_figures(found, outdir, which, commands, design="blocks"):
     out = []
     for command in commands:
         f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which,
-                                     designs.get(design).columns[-1])
+                                     "exec-walltime" if "exec-walltime" in designs.get(design).columns else "exec-cputime")
         if f is None:
             raise PairedError(failures.explain(found, command, outdir).line())
         out.append(f)

@@ -90,7 +90,7 @@ def render(measured, run_options, options, not_compared=()):
                 else verdict.verdict_line(comparison, regressed, options.threshold))
     extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
              "busy_from_outside": outside,
-             "ab": [{"directory": str(m.directory), "design": getattr(m.run, "design", "separate"),
+             "ab": [{"directory": str(m.directory), "design": m.run.design,
                      "design_why": getattr(m.run, "design_why", ""), "reruns": m.run.reruns,
                      **({"cores": m.run.cores, "pilot": m.run.pilot, "colocation": m.run.colocation,
                          "flagged": m.run.flagged, "switched": m.run.switched,

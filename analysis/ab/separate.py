@@ -18,7 +18,7 @@ from analysis.core.errors import UserError
 from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
 from analysis.ab.record import AbRecord
-from analysis.sweep import lint, runner
+from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, now
 
@@ -111,22 +111,12 @@ def run_pending(run, outdir, out=sys.stderr):
     def after(step):
         if step.chunk:
             merge_chunks(run, outdir, (step.condition, step.rerun))
-        elif step.disturbed:
-            set_aside(*where(step), step)
+        elif step.disturbed:   # out of the side's folder, which compare, the looks and the figures read
+            steps_loop.set_aside(*where(step), step.name, into=OUTSIDE_LOAD)
 
     ab_runner.run_pending(run, outdir, invoke, line, where, after, out)
     if run.chunks > 1:
         merge_chunks(run, outdir)
-
-
-def set_aside(folder, stem, step):
-    """Move the result files of an invocation that met outside work into SIDE/outside-load/: every
-    reader of the side (compare, the looks, the figures) reads SIDE's files and so leaves them out.
-    The record keeps the invocation and why (step.disturbance)."""
-    target = Path(folder) / OUTSIDE_LOAD
-    target.mkdir(exist_ok=True)
-    for path in Path(folder).glob(f"{stem}.{step.name}.*"):
-        path.replace(target / path.name)
 
 
 def disturbed(run):

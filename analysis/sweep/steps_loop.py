@@ -152,13 +152,14 @@ def reopen(record, where):
         step.status, step.result_files = "pending", []
 
 
-def set_aside(folder, stem, name):
-    """Move an unfinished step's files (results, logs, our benchexec log) to incomplete/; returns
-    whether there were any."""
+def set_aside(folder, stem, name, into=INCOMPLETE):
+    """Move a step's files (results, logs, our benchexec log) out of its folder, where every reader
+    looks, to `into`: an unfinished step's to incomplete/, one that met outside work to
+    outside-load/ (analysis.ab.separate); returns whether there were any."""
     folder = Path(folder)
     partial = sorted(folder.glob(f"{stem}.{name}.*")) + sorted(folder.glob(f"benchexec.{name}.log"))
     if partial:
-        target = folder / INCOMPLETE / f"{name}.{now().replace(':', '-')}"
+        target = folder / into / f"{name}.{now().replace(':', '-')}"
         target.mkdir(parents=True, exist_ok=True)
         for path in partial:
             shutil.move(str(path), target / path.name)

@@ -3,7 +3,7 @@
  * or a pair of commands timed together (`timekit ab` with blocks, interleaved or duet).
  *
  * Usage: cmdrun [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] [--ignore-failure] [--escaped]
- *               -- COMMAND [ARG...]
+ *               [--output null|pipe|inherit|FILE] -- COMMAND [ARG...]
  *        cmdrun [the options above] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND_A [ARG...] --- COMMAND_B [ARG...]
  *        cmdrun --version
  *
@@ -53,6 +53,17 @@
  * pairs of ln(b/a); nan when a time of some pair is 0), pairs=K, executions=2K and, with --duet,
  * duet=1, with --interleave, interleave=1.
  *
+ * --output (hyperfine's): where the commands' standard output goes. null (default): /dev/null, as
+ * hyperfine does, so that a compressor writing to stdout is timed as it is used and its bytes never
+ * reach BenchExec's log (where they would be decoded as text, and a line without its newline would
+ * swallow the next cmdrun-execution line); pipe: a pipe that a child of cmdrun drains (for programs
+ * that behave differently on /dev/null); inherit: cmdrun's own output, BenchExec's log (each
+ * cmdrun-execution line then starts on a line of its own); FILE: that file, truncated once, every
+ * execution's output after the previous one's. Except under inherit, the commands' standard error
+ * goes to a memory file: of the first execution that fails, its last lines (at most TAIL_BYTES) are
+ * copied to cmdrun's standard error, so that the failure says why without the log holding every
+ * execution's messages.
+ *
  * Exit code: the first failing execution's (128 + signal for a signal; 0 with --ignore-failure), 2 on
  * bad usage, a failed --prepare or --duet without two CPUs, else 0.
  */
@@ -65,6 +76,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -73,7 +85,115 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
-                    "[--ignore-failure] [--escaped] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+                    "[--ignore-failure] [--escaped] [--output null|pipe|inherit|FILE] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+}
+
+/* Where the commands' output goes (--output): set up once in main, applied in every child */
+enum output_mode { OUTPUT_NULL, OUTPUT_PIPE, OUTPUT_INHERIT, OUTPUT_FILE };
+static enum output_mode output_mode = OUTPUT_NULL;
+static int output_fd = -1; /* the children's stdout: /dev/null, the drained pipe or FILE (-1: inherit) */
+static int stderr_fd = -1; /* the children's stderr: a memory file, emptied before each execution (-1: inherit) */
+static int failure_shown = 0; /* the stderr tail of a failing execution was copied once already */
+#define TAIL_BYTES 4096
+
+/* In a child before exec: its stdout and stderr where --output says */
+static void redirect_output(void)
+{
+    if (output_fd >= 0) dup2(output_fd, STDOUT_FILENO);
+    if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);
+}
+
+/* Before an execution (or a pair): the memory file holds only what it writes */
+static void clear_stderr(void)
+{
+    if (stderr_fd >= 0 && ftruncate(stderr_fd, 0) != 0) fprintf(stderr, NAME ": cannot empty the error buffer: %s\n", strerror(errno));
+}
+
+/* After a failing execution: the last lines it wrote on stderr, on cmdrun's stderr (once a run) */
+static void show_stderr_tail(void)
+{
+    if (stderr_fd < 0 || failure_shown) return;
+    failure_shown = 1;
+    off_t size = lseek(stderr_fd, 0, SEEK_END);
+    if (size <= 0) return;
+    off_t from = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
+    char buffer[TAIL_BYTES + 1];
+    ssize_t got = pread(stderr_fd, buffer, (size_t)(size - from), from);
+    if (got <= 0) return;
+    buffer[got] = '\0';
+    char *start = buffer;
+    if (from > 0) { /* begin at a whole line */
+        char *newline = memchr(buffer, '\n', (size_t)got);
+        if (newline) start = newline + 1;
+    }
+    fflush(stdout);
+    fputs(start, stderr);
+    if (got > 0 && buffer[got - 1] != '\n') fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* A child that reads the pipe the commands write to and discards it (--output pipe); returns the
+ * pipe's write end, or -1 (said on stderr) */
+static pid_t drainer = -1;
+static int start_drainer(void)
+{
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) {
+        fprintf(stderr, NAME ": pipe failed: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    drainer = fork();
+    if (drainer < 0) {
+        fprintf(stderr, NAME ": fork failed: %s\n", strerror(errno));
+        return -1;
+    }
+    if (drainer == 0) {
+        close(ends[1]);
+        char buffer[65536];
+        while (read(ends[0], buffer, sizeof buffer) > 0 || errno == EINTR) errno = 0;
+        _exit(0);
+    }
+    close(ends[0]);
+    return ends[1];
+}
+
+static void stop_drainer(void)
+{
+    if (drainer <= 0) return;
+    close(output_fd);
+    output_fd = -1;
+    while (waitpid(drainer, NULL, 0) < 0 && errno == EINTR) continue;
+    drainer = -1;
+}
+
+/* --output WHERE: the children's stdout and stderr set up; 0, or 2 (said on stderr) */
+static int open_output(const char *where)
+{
+    if (strcmp(where, "inherit") == 0) {
+        output_mode = OUTPUT_INHERIT;
+        return 0;
+    }
+    stderr_fd = memfd_create("cmdrun-stderr", MFD_CLOEXEC);
+    if (stderr_fd < 0 || fcntl(stderr_fd, F_SETFL, O_APPEND) != 0) {
+        fprintf(stderr, NAME ": cannot create the error buffer: %s\n", strerror(errno));
+        return 2;
+    }
+    if (strcmp(where, "null") == 0) {
+        output_mode = OUTPUT_NULL;
+        output_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    } else if (strcmp(where, "pipe") == 0) {
+        output_mode = OUTPUT_PIPE;
+        output_fd = start_drainer();
+    } else {
+        output_mode = OUTPUT_FILE;
+        output_fd = open(where, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (output_fd < 0) {
+            fprintf(stderr, NAME ": cannot write the commands' output to %s: %s\n", where, strerror(errno));
+            return 2;
+        }
+    }
+    return output_fd < 0 ? 2 : 0;
 }
 
 /* %24 -> '$', %7E -> '~', %25 -> '%', in place */
@@ -172,8 +292,9 @@ static char **command_argv(const char *shell, char **words, int n)
     return argv;
 }
 
-/* fork, exec argv, wait4; the exit status as a shell reports it (128 + signal), -1 if fork failed */
-static int run(char **argv, struct rusage *usage_out)
+/* fork, exec argv (its output where --output says, if `redirect`), wait4; the exit status as a
+ * shell reports it (128 + signal), -1 if fork failed */
+static int run(char **argv, struct rusage *usage_out, int redirect)
 {
     fflush(stdout); /* the child's copy of the buffer is never written, but keeps the lines in order */
     pid_t pid = fork();
@@ -182,6 +303,7 @@ static int run(char **argv, struct rusage *usage_out)
         return -1;
     }
     if (pid == 0) {
+        if (redirect) redirect_output();
         execvp(argv[0], argv);
         fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126); /* as sh: not found, or found but not executable */
@@ -317,6 +439,7 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
             }
             char c;
             while (read(gate[0], &c, 1) < 0 && errno == EINTR) continue;
+            redirect_output();
             execvp(argv[s][0], argv[s]);
             fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[s][0], strerror(errno));
             _exit(127);
@@ -390,6 +513,7 @@ static pid_t fork_stopped(char **argv, int core)
             _exit(127);
         }
         raise(SIGSTOP); /* until its first turn */
+        redirect_output();
         execvp(argv[0], argv);
         fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -470,6 +594,7 @@ struct tally {
 static int report(long k, int side, const struct execution *ex, struct tally *t)
 {
     double user = seconds(ex->ru.ru_utime), sys = seconds(ex->ru.ru_stime);
+    if (output_mode == OUTPUT_INHERIT) printf("\n"); /* the command's last line may lack its newline */
     printf("cmdrun-execution %ld", k);
     if (side >= 0) printf(" side=%c", 'a' + side);
     printf(" wall=%.9f user=%.6f sys=%.6f status=%d", ex->wall, user, sys, ex->code);
@@ -491,7 +616,7 @@ static double logratio(double a, double b)
 int main(int argc, char **argv)
 {
     if (kit_version(argc, argv, "")) return 0;
-    const char *cwd = NULL, *shell = "sh";
+    const char *cwd = NULL, *shell = "sh", *output = "null";
     char *prepare = NULL;
     long repeat = 1;
     uint64_t seed = 0;
@@ -506,6 +631,7 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && strcmp(argv[i], "--cwd") == 0) cwd = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--shell") == 0) shell = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--prepare") == 0) prepare = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--output") == 0) output = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--repeat") == 0) {
             char *end;
             repeat = strtol(argv[++i], &end, 10);
@@ -593,6 +719,7 @@ int main(int argc, char **argv)
         fprintf(stderr, NAME ": cannot change to directory %s: %s\n", cwd, strerror(errno));
         return 2;
     }
+    if (open_output(output) != 0) return 2; /* after --cwd: a relative FILE is where the commands run */
     if (warmup) printf("cmdrun: warmup run, discarded\n");
 
     struct tally tally[2] = {{0, 0, 0}, {0, 0, 0}};
@@ -617,7 +744,7 @@ int main(int argc, char **argv)
             int s = order[j];
             if (prepare) {
                 struct rusage ru;
-                int code = run(prepare_argv, &ru);
+                int code = run(prepare_argv, &ru, 0);
                 if (code != 0) {
                     char side[8] = "";
                     if (sides == 2) snprintf(side, sizeof side, " side=%c", 'a' + s);
@@ -627,13 +754,16 @@ int main(int argc, char **argv)
                 }
             }
             if (together) continue; /* both prepared: they start together */
+            clear_stderr();
             double start = kit_now();
-            ex[s].code = run(exec_argv[s], &ex[s].ru);
+            ex[s].code = run(exec_argv[s], &ex[s].ru, 1);
             ex[s].wall = kit_now() - start;
             ex[s].core = -1;
             ex[s].mode = sentinel ? "alone" : NULL;
             if (ex[s].code < 0) return 2;
+            if (ex[s].code != 0) show_stderr_tail();
         }
+        if (together) clear_stderr();
         if (duet_mode && together) {
             int pinned[2] = {cores[(k + 1) % 2], cores[k % 2]}; /* a on c0 in odd pairs, on c1 in even ones */
             if (duet(exec_argv, pinned, ex) != 0) return 2;
@@ -643,6 +773,7 @@ int main(int argc, char **argv)
             if (interleave(exec_argv, cores[0], order[0], &turns, ex) != 0) return 2;
             ex[0].mode = ex[1].mode = "interleave";
         }
+        if (together && (ex[0].code != 0 || ex[1].code != 0)) show_stderr_tail();
         for (int j = 0; j < sides; j++) {
             int code = report(k, sides == 2 ? order[j] : -1, &ex[order[j]], &tally[order[j]]);
             if (code && !failed) failed = code;
@@ -658,6 +789,7 @@ int main(int argc, char **argv)
         printf("exec-walltime=%.9fs\nexec-cputime=%.6fs\nexec-user=%.6fs\nexec-sys=%.6fs\nexecutions=%ld\n",
                tally[0].wall / n, (tally[0].user + tally[0].sys) / n, tally[0].user / n, tally[0].sys / n, repeat);
         if (ignore_failure) printf("exit-code=%d\n", failed);
+        stop_drainer();
         return ignore_failure ? 0 : failed;
     }
     for (int s = 0; s < 2; s++)
@@ -670,5 +802,6 @@ int main(int argc, char **argv)
     if (duet_mode) printf("duet=1\n");
     if (interleave_mode) printf("interleave=1\n");
     if (ignore_failure) printf("exit-code=%d\n", failed);
+    stop_drainer();
     return ignore_failure ? 0 : failed;
 }

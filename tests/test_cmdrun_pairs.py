@@ -129,10 +129,10 @@ def test_cmdrun_pairs_build_both_sides_alike(programs, scratch):
     assert sorted(e["side"] for e in executions) == ["a", "b"] and summary["pairs"] == "1"
     assert all(e["status"] == 0 for e in executions)
     # each side its own arguments; --escaped unescapes both; --prepare before each side
-    code, out, err = cmdrun("--cwd", scratch, "--escaped", "--repeat", "3", "--prepare", "echo p >> log", "--",
+    code, out, err = cmdrun("--output", "inherit", "--cwd", scratch, "--escaped", "--repeat", "3", "--prepare", "echo p >> log", "--",
                             "echo A%24(echo 1) $1", "x", "---", "echo B%24(echo 2) $1", "y")
     assert code == 0, err
-    printed = [line for line in out.splitlines() if not line.startswith("cmdrun-") and "=" not in line]
+    printed = [line for line in out.splitlines() if line and not line.startswith("cmdrun-") and "=" not in line]
     assert sorted(printed) == ["A1 x"] * 3 + ["B2 y"] * 3
     assert (scratch / "log").read_text() == "p\n" * 6
 
@@ -175,7 +175,7 @@ def two_cpus():
 def test_cmdrun_duet_runs_the_sides_at_once_on_two_cores_that_alternate(programs):
     c0, c1 = two_cpus()
     where = "echo {} $(grep Cpus_allowed_list /proc/self/status | cut -f2)"
-    code, out, err = cmdrun("--duet", "--repeat", "4", "--", where.format("a"), "---", where.format("b"))
+    code, out, err = cmdrun("--output", "inherit", "--duet", "--repeat", "4", "--", where.format("a"), "---", where.format("b"))
     assert code == 0, err
     executions, summary = parsed(out)
     assert [(e["pair"], e["side"]) for e in executions] == [(k, s) for k in range(1, 5) for s in "ab"]   # a first
@@ -243,7 +243,7 @@ def side_loop(letter, marks, rounds=150):
 @pytest.mark.unit
 def test_cmdrun_interleave_hands_one_core_to_each_side_in_turn(programs, tmp_path):
     marks = tmp_path / "marks"
-    code, out, err = cmdrun("--interleave", "--seed", "3", "--repeat", "2", "--", side_loop("a", marks), "---",
+    code, out, err = cmdrun("--output", "inherit", "--interleave", "--seed", "3", "--repeat", "2", "--", side_loop("a", marks), "---",
                             side_loop("b", marks))
     assert code == 0, err
     executions, summary = parsed(out)

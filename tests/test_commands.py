@@ -181,7 +181,7 @@ def test_cmdrun_runs_a_plain_command_without_the_shell(programs, scratch):
         cmdrun("--", command, "/kit/task", env=env)
     started = log.read_text().splitlines() if log.exists() else []
     assert started == shell
-    code, out, _ = cmdrun("--", "echo $0 $1", "/kit/task", env=env)
+    code, out, _ = cmdrun("--output", "inherit", "--", "echo $0 $1", "/kit/task", env=env)
     assert code == 0 and out.splitlines()[0] == "sh /kit/task"
     code, _, err = cmdrun("--", "/nonexistent/prog 1", env=env)
     assert code == 127 and "cannot execute /nonexistent/prog" in err
@@ -189,15 +189,42 @@ def test_cmdrun_runs_a_plain_command_without_the_shell(programs, scratch):
     assert code == 126 and "Permission denied" in err
 
 
+def execution_lines(out):
+    return [line for line in out.splitlines() if line.startswith("cmdrun-execution ")]
+
+
+@pytest.mark.unit
+def test_cmdrun_discards_the_commands_output_unless_asked_as_hyperfine_does(programs, scratch):
+    """By default (null) nothing a command writes reaches cmdrun's output, binary or unterminated;
+    inherit passes it through with every cmdrun-execution line on a line of its own; pipe drains it;
+    a FILE receives it; stderr is kept only for the first failing execution's last lines."""
+    binary = "head -c 200000 /dev/urandom; printf 'no newline'"
+    done = subprocess.run([str(REPO / "programs" / "bin" / "cmdrun"), "--repeat", "2", "--", binary], capture_output=True)
+    assert done.returncode == 0 and len(done.stdout) < 1000 and len(execution_lines(done.stdout.decode())) == 2
+    done = subprocess.run([str(REPO / "programs" / "bin" / "cmdrun"), "--output", "inherit", "--repeat", "2", "--",
+                           "printf 'no newline'"], capture_output=True, text=True)
+    assert len(execution_lines(done.stdout)) == 2 and done.stdout.count("no newline") == 2
+    code, out, _ = cmdrun("--output", "pipe", "--repeat", "3", "--", "seq 100000")
+    assert code == 0 and "100000" not in out and len(execution_lines(out)) == 3
+    code, out, _ = cmdrun("--output", str(scratch / "out.txt"), "--repeat", "2", "--", "echo one; echo two >&2")
+    assert code == 0 and (scratch / "out.txt").read_text() == "one\n" * 2 and "two" not in out
+    code, out, err = cmdrun("--repeat", "3", "--", "echo quiet >&2; echo say; exit 3")
+    assert code == 3 and err == "quiet\n" and "say" not in out   # once, though all three failed
+    code, out, err = cmdrun("--", "seq 100000 >&2; exit 1")
+    assert err.splitlines()[-1] == "100000" and len(err) <= 4096 and err.splitlines()[0].isdigit()
+    code, _, err = cmdrun("--output", str(scratch / "missing" / "out.txt"), "--", "true")
+    assert code == 2 and "cannot write the commands' output" in err
+
+
 @pytest.mark.unit
 def test_cmdrun_runs_prepare_before_each_execution_and_times_each(programs, scratch):
-    code, out, _ = cmdrun("--cwd", str(scratch), "--repeat", "3", "--prepare", "echo p >> log",
+    code, out, _ = cmdrun("--output", "inherit", "--cwd", str(scratch), "--repeat", "3", "--prepare", "echo p >> log",
                           "--", 'echo "run $(wc -l < log) $1"', "arg")
     assert code == 0
     assert [line for line in out.splitlines() if line.startswith("run")] == ["run 1 arg", "run 2 arg", "run 3 arg"]
     assert [line.split()[1] for line in out.splitlines() if line.startswith("cmdrun-execution")] == ["1", "2", "3"]
     assert "executions=3" in out.splitlines() and float(out.split("exec-walltime=")[1].split("s")[0]) > 0
-    code, out, _ = cmdrun("--escaped", "--", "echo %24(echo ok) 5%25")
+    code, out, _ = cmdrun("--output", "inherit", "--escaped", "--", "echo %24(echo ok) 5%25")
     assert out.splitlines()[0] == "ok 5%"
 
 

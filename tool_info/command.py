@@ -17,6 +17,10 @@ the module's own options, on the benchmark, a run definition or a task set:
                        timed and counted; cmdrun exits 0 all the same, so the run is `done`,
                        and prints the first failing code as `exit-code` (a failing --prepare
                        still fails the run)
+    --output WHERE     hyperfine's: where the command's standard output goes: null (default,
+                       discarded), pipe (drained through a pipe), inherit (the run's log file),
+                       or a file; its standard error is discarded but for the last lines of the
+                       first execution that fails, which land in the log
 Every other option is an argument of the command, appended (quoted) to it. The task's input files
 are the command's positional parameters ($1, $2, ...: the kit's repetition tasks point at a file
 it need not read; with `--shell none` they are not passed). Without --command the first input
@@ -62,7 +66,7 @@ from benchexec.tools.template import UnsupportedFeatureException
 from tool_info.keyvalue import KeyValueTool
 
 OPTIONS_WITH_VALUE = ("--command", "--cwd", "--shell", "--prepare", "--repeat", "--versus", "--seed", "--task-name",
-                      "--sentinel")
+                      "--sentinel", "--output")
 WARMUP = "--warmup"
 IGNORE_FAILURE = "--ignore-failure"
 DUET = "--duet"
@@ -93,6 +97,8 @@ def parse_options(options):
             arguments.append(option)
     if not re.fullmatch(r"[1-9][0-9]*", own.get("--repeat", "1")):
         raise UnsupportedFeatureException(f"command: --repeat must be a positive integer, got {own['--repeat']!r}")
+    if "--output" in own and not own["--output"].strip():
+        raise UnsupportedFeatureException("command: --output needs null, pipe, inherit or a file name")
     if "--versus" in own and "--command" not in own:
         raise UnsupportedFeatureException("command: --versus CMD needs --command CMD (side a)")
     if own.get(DUET) and own.get(INTERLEAVE):
@@ -175,6 +181,8 @@ class Tool(KeyValueTool):
             line.append(IGNORE_FAILURE)
         if escaped:
             line.append("--escaped")
+        if own.get("--output", "null") != "null":
+            line += ["--output", own["--output"]]
         if not versus:
             return [*line, "--", *words]
         line += ["--seed", str(pair_seed(own, task))]

@@ -10,6 +10,7 @@ be in the pilot's time; auto interleaves only where it is shown harmless, else r
 import math
 import os
 import shlex
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -54,16 +55,25 @@ def _cmdrun_line(rundefinition, options, *flags):
     if options.shell == "none":
         sides = [*shlex.split(rundefinition["base"]), "---", *shlex.split(rundefinition["new"])]
     prepare = ["--prepare", rundefinition["prepare"]] if rundefinition["prepare"] else []
-    return [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *flags, *prepare], ["--", *sides]
+    output = ["--output", options.output] if options.output != "null" else []
+    return [str(cmdrun), "--shell", options.shell, "--cwd", options.cwd or ".", *flags, *prepare, *output], ["--", *sides]
 
 
 def _timed(line, tail, repeat, seed=0):
+    """cmdrun's executions of one pilot batch ([] where it could not run). Its output is read as
+    bytes (under --command-output inherit it holds the commands' own), decoded with replacement;
+    an interrupt ends cmdrun's whole process group, the commands with it."""
+    process = subprocess.Popen([*line, "--repeat", str(repeat), "--seed", str(seed), *tail], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        done = subprocess.run([*line, "--repeat", str(repeat), "--seed", str(seed), *tail], capture_output=True,
-                              text=True, timeout=600, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        stdout, _ = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
         return []
-    return executions.parse(done.stdout)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return executions.parse(stdout.decode(errors="replace"))
 
 
 def time_alone(rundefinition, options):

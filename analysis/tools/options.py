@@ -29,6 +29,7 @@ class CommandOptions:
     shell: Optional[str] = None
     repeat: Optional[int] = None
     ignore_failure: Optional[bool] = None
+    command_output: Optional[str] = None        # hyperfine's --output: null, pipe, inherit or a FILE
     export_json: Optional[Path] = None
     export_markdown: Optional[Path] = None
     export_csv: Optional[Path] = None

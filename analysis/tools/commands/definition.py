@@ -66,6 +66,8 @@ def write_definition(path, rundefinitions, options, tasks, note, paired=None):
         _option(root, "--repeat", str(options.repeat))
     if options.ignore_failure:
         _option(root, "--ignore-failure")
+    if options.output != "null":
+        _option(root, "--output", options.output)
     if paired:
         _option(root, "--seed", str(paired["seed"]))
         _option(root, "--task-name", "${taskdef_name}")   # each run's repetition number: its own orders

@@ -39,7 +39,7 @@ def check(commands, options, container=True):
 def tool_options(text, prepare, options):
     """The tool-info options a generated definition gives one run of `text` (definition.write_definition)."""
     given = [("--cwd", options.cwd), ("--shell", options.shell if options.shell != "sh" else ""),
-             ("--command", text), ("--prepare", prepare)]
+             ("--command", text), ("--prepare", prepare), ("--output", options.output if options.output != "null" else "")]
     flags = ["--ignore-failure"] if options.ignore_failure else []
     return [part for name, value in given if value for part in (name, value)] + flags
 

@@ -19,6 +19,9 @@ class CommandError(UserError):
     """Commands or their options cannot be measured as given (one line for the user)."""
 
 
+OUTPUTS = ("null", "pipe", "inherit")   # cmdrun's --output besides a file name
+
+
 @dataclass
 class Options:
     """What every run of every command gets (the tool_info.command options, and the plan)."""
@@ -31,6 +34,7 @@ class Options:
     cwd: str = ""             # where the commands run: the directory timekit was started in
     parameters: list = field(default_factory=list)  # [[name, [values]]], in the order given
     ignore_failure: bool = False   # hyperfine's --ignore-failure: runs that exit non-zero are measured
+    output: str = "null"      # where the commands' stdout goes (cmdrun's --output): null, pipe, inherit, a file
 
     @property
     def timed_by_cmdrun(self):

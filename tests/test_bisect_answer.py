@@ -25,22 +25,23 @@ ALPHA, THRESHOLD, BUILD = 0.05, 0.02, "make -s prog"
 class WorkCompare:
     """Build the commit (skipped where it fails), read its work, decide against GOOD's with noise."""
 
-    def __init__(self, path, results, good, sigma=0.004, seed=0, alpha=0.01):
-        self.path, self.results, self.builds = path, results, {}
+    def __init__(self, trees, good, sigma=0.004, seed=0, alpha=0.01):
+        self.trees, self.builds = trees, {}
         self.good_work = work_of(self._build(good).worktree)
         self.truth = {}
         self.model = Model(self.truth, sigma, THRESHOLD, alpha, np.random.default_rng(seed))
 
     def _build(self, sha):
-        done = repo_mod.build(self.path, sha, self.results, BUILD)
+        done = repo_mod.build(self.trees, sha, BUILD)
         self.builds[sha] = done.to_dict()
         return done
 
     def __call__(self, sha):
         done = self._build(sha)
         if not done.ok:
-            return Step("skipped", detail={"build_log": str(done.log)})
+            return Step("skipped", detail={"build_log": str(done.log), "why": done.error})
         self.truth[sha] = work_of(done.worktree) / self.good_work
+        self.trees.remove(sha)    # as `timekit bisect` does once a step is done
         return self.model(sha)
 
 
@@ -48,15 +49,20 @@ def bisect(path, results, resume=False, **kw):
     top = repo_mod.open_repo(path)
     good, bad = repo_mod.resolve(top, "v1"), repo_mod.resolve(top, "main")
     commits = repo_mod.commits_between(top, good, bad)
-    repo_mod.build_good(top, good, results, BUILD)
+    trees = repo_mod.Worktrees(top, results)
+    repo_mod.build_good(trees, good, BUILD)
     per_step = step_alpha(ALPHA, len(commits))
     record = Manifest.open(results, {"good": good, "bad": bad, "alpha": ALPHA, "threshold": THRESHOLD,
                                      "build": BUILD}, resume=resume)
-    compare = WorkCompare(top, results, good, alpha=per_step, **kw)
+    compare = WorkCompare(trees, good, alpha=per_step, **kw)
     progress = []
-    outcome = search([c.sha for c in commits], compare, per_step, manifest=record,
-                     progress=lambda t, left, steps: progress.append(
-                         answer_mod.progress_line(t, commits[t.index], left, steps)))
+    try:
+        outcome = search([c.sha for c in commits], compare, per_step, manifest=record,
+                         progress=lambda t, left, steps: progress.append(
+                             answer_mod.progress_line(t, commits[t.index], left, steps)))
+    finally:
+        trees.close()
+    assert not (top / ".git" / "timekit").exists() and git(top, "status", "--porcelain") == ""
     found = answer_mod.make(repo_mod.describe(top, good), commits, outcome, THRESHOLD, compare.builds)
     return found, progress, compare
 
@@ -75,7 +81,8 @@ def test_the_issue_repository_names_the_commit_that_adds_five_percent(scratch):
     assert any(line.startswith("error control: each step decided at alpha 0.00625 = 0.05 / 8") for line in lines)
     assert progress[0].startswith(f"step 1: {shas[-1][:12]} tidy 33: slower, +5.")
     assert progress[0].endswith("33 commits left, about 6 steps")
-    assert any("did not build: skipped" in p for p in progress)          # commit 16 is the first middle
+    assert any("did not build (prog.c:2:2: error: #error broken on purpose): skipped" in p
+               for p in progress)                                       # commit 16 is the first middle
     paths = report_mod.write(found, results / "report", environment={"build": BUILD})
     data = json.loads(paths["json"].read_text())["data"]["bisect"]
     assert data["answer"] == lines[-1] and data["kind"] == "culprit" and data["exit_code"] == 0
@@ -91,7 +98,7 @@ def test_the_issue_repository_names_the_commit_that_adds_five_percent(scratch):
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     again, _, compare = bisect(scratch / "repo", results, resume=True)         # resume: every step recorded
     assert answer_mod.lines(again)[-1] == lines[-1] and all(t.reused for t in again.outcome.steps)
-    assert compare.truth == {} and all(b["reused"] for b in compare.builds.values())
+    assert compare.truth == {} and list(compare.builds) == [shas[0]]         # GOOD built again, nothing else
 
 
 def test_a_repository_where_every_commit_adds_one_percent_is_spread(scratch):

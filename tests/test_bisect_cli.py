@@ -2,6 +2,7 @@
 the real A/B steps (benchexec, cmdrun, --until-decided) name the commit that adds 5 % work, and a
 history where every commit adds a little is reported as spread."""
 
+import csv
 import json
 import subprocess
 import sys
@@ -42,6 +43,9 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scrat
         (("v1", "main", "./prog", "--repo", path), "--build"),
         (("v1", "main", "./prog", "--build", BUILD, "--repo", path, "--threshold", "2"), "between 0 and 1"),
         (("v1", "main", "./prog", "--build", BUILD, "--repo", path, "--resume"), "--resume"),
+        (("v1", "main", "--build", BUILD, "--repo", path), "give RUN (or --resume --output DIR"),
+        ((), "give GOOD, BAD, RUN, --build CMD"),
+        (("v1", "main", "./prog", "--build", BUILD, "--repo", path, "--design", "separate"), "invalid choice"),
     ]
     for k, (argv, words) in enumerate(cases):
         out = scratch / f"out{k}"
@@ -53,7 +57,23 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(repo, scrat
         assert words in stderr, (argv, stderr)
         assert time.monotonic() - started < 10
         assert git(path, "status", "--porcelain") == ""  # the user's checkout untouched
+    code, _, stderr = timekit("bisect", "--resume", "--output", scratch / "nothing")
+    assert code == 2 and "no bisect recorded here, nothing to resume" in stderr and len(stderr.splitlines()) == 1
     outside.rmdir()
+
+
+@pytest.mark.unit
+def test_results_inside_the_checkout_are_ignored_by_git(repo):
+    """The default results/bisect/DATE in the repository itself: a .gitignore of `*` in it, so that
+    git status lists nothing, however the bisect ends (here: GOOD does not build)."""
+    path, shas = repo
+    before = git(path, "status", "--porcelain"), git(path, "worktree", "list")
+    code, _, stderr = timekit("bisect", "v1", "main", "./prog", "--build", "echo cannot; exit 3", cwd=path)
+    assert code == 2 and "the build command fails on GOOD" in stderr and "cannot; see " in stderr, stderr
+    [outdir] = (path / "results" / "bisect").iterdir()
+    assert (outdir / ".gitignore").read_text() == "*\n" and (outdir / "builds" / f"{shas[0][:12]}.log").exists()
+    assert (git(path, "status", "--porcelain"), git(path, "worktree", "list")) == before
+    assert not (path / ".git" / "timekit").exists()
 
 
 @pytest.mark.timing
@@ -70,18 +90,24 @@ def test_bisect_names_the_commit_that_adds_five_percent(repo, scratch):
     assert "step 1: " in stderr and "commits left" in stderr
     data = json.loads((out / "report" / "report.json").read_text())["data"]["bisect"]
     assert data["kind"] == "culprit"
-    assert git(path, "status", "--porcelain") == ""
+    assert list(data["builds"])[0] == shas[0] and data["builds"][shas[16]]["ok"] is False   # GOOD's build too
+    with open(out / "report" / "samples.csv") as handle:
+        samples = list(csv.DictReader(handle))
+    steps = {s["order"] for s in data["steps"] if s["verdict"] != "skipped"}
+    assert {int(r["step"]) for r in samples} == steps and {r["side"] for r in samples} == {"GOOD", "commit"}
+    assert git(path, "status", "--porcelain") == "" and git(path, "worktree", "list").count("\n") == 0
 
 
 @pytest.mark.timing
 def test_a_slowdown_added_by_every_commit_is_reported_as_spread(scratch):
-    """Ten commits, each adding 1 % work: BAD is 10 % slower, and no commit carries most of it."""
+    """Ten commits, each adding 2.5 % of GOOD's loop (about 1 % of its CPU time, which starting the
+    program dilutes): BAD is about 10 % slower, and no commit carries most of it."""
     path = scratch / "repo"
-    shas = make_repo(path, [BASE // 100] * 10)
+    shas = make_repo(path, [BASE // 40] * 10)
     out = scratch / "bisect"
     code, stdout, stderr = timekit("bisect", shas[0], "main", "./prog", "--build", BUILD, "--repo", path,
                                    "--output", out, "--budget", "30s")
     assert code == 0, stdout + stderr
     data = json.loads((out / "report" / "report.json").read_text())["data"]["bisect"]
     assert data["kind"] in ("spread", "range"), stdout
-    assert "spread" in stdout or "range" in stdout
+    assert stdout.strip().splitlines()[-1].startswith("spread: " if data["kind"] == "spread" else "culprit: one of ")

@@ -187,7 +187,8 @@ def lines(answer: Answer) -> list:
 def progress_line(taken: Taken, commit: Commit, commits_left: int, steps_left: int) -> str:
     """One line per step: the commit, its verdict against GOOD, what is left."""
     s = taken.step
-    said = ("did not build: skipped, as git bisect skip" if s.verdict == "skipped" else
+    why = f" ({s.detail['why']})" if s.detail.get("why") else ""
+    said = (f"did not build{why}: skipped, as git bisect skip" if s.verdict == "skipped" else
             f"{s.verdict}, {pct(s.ratio - 1)} ({ci(s.low - 1, s.high - 1)})")
     reused = " (recorded)" if taken.reused else ""
     steps = "no more steps" if steps_left == 0 else f"about {steps_left} step{'s' if steps_left != 1 else ''}"

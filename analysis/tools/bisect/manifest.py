@@ -2,9 +2,10 @@
 
 The search is deterministic given its verdicts, so a resumed search takes the same path: it reuses
 the recorded steps in order and measures from the first one missing. `running` names the commit
-whose step was cut short (its measurement may resume in its own directory). A manifest of other
-parameters (GOOD, BAD, the commits, alpha, threshold, the commands) is not resumed: that would mix
-verdicts of two questions.
+whose step was cut short (its measurement may resume in its own directory). `params` holds every
+option of the bisect (GOOD, BAD, RUN, --build, --repo, --threshold, ...), so that `--resume --output
+DIR` alone continues it; one resumed with other parameters is refused: that would mix verdicts of
+two questions.
 """
 
 from __future__ import annotations
@@ -44,21 +45,20 @@ class Manifest:
             manifest = cls(path, params)
             manifest.save()
             return manifest
-        if not path.exists():
-            raise ManifestError(f"{path}: no bisect recorded here, nothing to resume (give the --output of "
-                                "the bisect to continue)")
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ManifestError(f"{path}: unreadable bisect record ({e})") from None
-        differ = [k for k in sorted(set(params) | set(data.get("params", {})))
-                  if params.get(k) != data.get("params", {}).get(k)]
+        data = _read(path)
+        recorded = data.get("params", {})
+        differ = [k for k in sorted(recorded) if k in params and params[k] != recorded[k]]
         if differ:
             raise ManifestError(f"{path}: recorded with other {', '.join(differ)}; resume with the same "
-                                "arguments or give another --output")
-        manifest = cls(path, data["params"], data.get("steps", ()), data.get("running"), data.get("created"))
+                                "arguments (or none but --resume --output) or give another --output")
+        manifest = cls(path, {**recorded, **params}, data.get("steps", ()), data.get("running"), data.get("created"))
         manifest.extra = dict(data.get("extra", {}))
         return manifest
+
+    @staticmethod
+    def params_in(directory) -> dict:
+        """The parameters recorded in DIRECTORY: what `--resume --output DIR` alone continues with."""
+        return dict(_read(Path(directory) / NAME).get("params", {}))
 
     def step(self, commit: str) -> Optional[Step]:
         """The recorded step of `commit` (the last, where there are several), or None."""
@@ -81,3 +81,16 @@ class Manifest:
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(self.path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+
+
+def _read(path: Path) -> dict:
+    if not path.exists():
+        raise ManifestError(f"{path}: no bisect recorded here, nothing to resume (give the --output of "
+                            "the bisect to continue)")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ManifestError(f"{path}: unreadable bisect record ({e})") from None
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: unreadable bisect record (not a JSON object)")
+    return data

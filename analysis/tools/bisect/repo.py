@@ -1,15 +1,20 @@
 """
 The git side of bisect: GOOD and BAD as SHAs, the commits between them on BAD's first-parent line
 (where "slower than GOOD" can switch only once, so a binary search is sound), and one worktree and
-build per commit under the results directory, never in the user's checkout. `<sha12>.build.json`
-beside each records its build, so that a resume neither rebuilds nor trusts a changed worktree.
+build per commit. The worktrees live under the repository's git directory
+(`<git-common-dir>/timekit/<run key>/<sha12>`), never in its working tree, and each goes as soon
+as its step is done: the user's `git status` and `git worktree list` stay as they were. Build logs
+and records (`OUTDIR/builds/<sha12>.log`, `.build.json`) stay in the results directory.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -17,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.core.errors import UserError
+from analysis.machine import guard
 from analysis.sweep.model import write_atomically
 
-WORKTREES = "worktrees"
-BUILD_LOG = "build.log"
+BUILDS = "builds"
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class GitError(UserError):
@@ -73,11 +79,12 @@ class Build:
     seconds: float
     command: str
     reused: bool = False
+    error: str = ""     # the log's line that says why it failed ("" where it built)
 
     def to_dict(self) -> dict:
         return {"sha": self.sha, "worktree": str(self.worktree), "log": str(self.log), "ok": self.ok,
                 "returncode": self.returncode, "seconds": self.seconds, "command": self.command,
-                "reused": self.reused}
+                "reused": self.reused, "error": self.error}
 
 
 def _one_line(text: str) -> str:
@@ -106,6 +113,15 @@ def open_repo(path=".") -> Path:
         raise NotARepository(f"{path.resolve()}: not a git repository with a work tree "
                              f"({_one_line(done.stderr)}); run bisect inside one or give --repo DIR")
     return Path(done.stdout.strip())
+
+
+def in_work_tree(path) -> bool:
+    """Whether `path` (or, where it does not exist yet, its nearest existing parent) lies in a git
+    working tree, where git would list new files under it as untracked."""
+    path = Path(path).resolve()
+    existing = next(p for p in [path, *path.parents] if p.exists())
+    done = _git(existing, "rev-parse", "--is-inside-work-tree", check=False)
+    return done.returncode == 0 and done.stdout.strip() == "true"
 
 
 def resolve(repo, rev: str) -> str:
@@ -147,12 +163,15 @@ def commits_between(repo, good: str, bad: str) -> list[Commit]:
     return commits
 
 
-def worktree_path(root, sha: str) -> Path:
-    return Path(root).resolve() / WORKTREES / sha[:12]
+def common_dir(repo) -> Path:
+    """The repository's git directory shared by all its worktrees (`.git` of the main one)."""
+    return (Path(repo) / _git(repo, "rev-parse", "--git-common-dir").stdout.strip()).resolve()
 
 
-def _record_path(root, sha: str) -> Path:
-    return Path(root).resolve() / WORKTREES / f"{sha[:12]}.build.json"
+def run_key(outdir) -> str:
+    """A short name for one bisect's worktrees, from its results directory: two bisects of the same
+    repository at once do not share worktrees, and a resumed one finds its own paths again."""
+    return hashlib.sha256(str(Path(outdir).resolve()).encode()).hexdigest()[:12]
 
 
 def _registered(repo) -> dict[Path, str]:
@@ -167,90 +186,179 @@ def _registered(repo) -> dict[Path, str]:
 
 
 def _status(worktree: Path) -> str:
-    """Changes to tracked files (untracked build products and build.log are no change)."""
+    """Changes to tracked files (untracked build products are no change)."""
     return _git(worktree, "status", "--porcelain", "--untracked-files=no").stdout
 
 
-def worktree(repo, sha: str, root) -> Path:
-    """The worktree of `sha` under ROOT/worktrees/: added detached, or reused where it is ours."""
-    path = worktree_path(root, sha)
-    if path.exists():
-        if _registered(repo).get(path) != sha:
-            raise WorktreeInTheWay(f"{path}: exists but is not a worktree of {repo} at {sha[:12]}; remove it "
-                                   "or give another results directory")
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _git(repo, "worktree", "prune")   # a worktree deleted by hand is still registered until pruned
-    _git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
-    return path
+@contextlib.contextmanager
+def signals_deferred():
+    """A worktree's removal runs to its end: a signal that arrives meanwhile is handled as it would
+    have been (raises Interrupted under the kit's handler) right after it, so that no half-removed
+    worktree stays registered. A handler, not a signal mask: a mask would not hold off a signal
+    that another thread of the kit takes."""
+    caught = []
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            handler = previous[caught[0]]
+            handler(caught[0], None) if callable(handler) else signal.raise_signal(caught[0])
+
+
+class Worktrees:
+    """One bisect's worktrees, `<git-common-dir>/timekit/<run key>/<sha12>`: outside the working
+    tree, so git lists nothing new there; each removed when its step is done (`remove`), all when
+    the bisect ends however it ends (`close`). Logs and build records go to OUTDIR/builds/."""
+
+    def __init__(self, repo, outdir):
+        self.repo, self.outdir = Path(repo), Path(outdir).resolve()
+        self.root = common_dir(repo) / "timekit" / run_key(self.outdir)
+        self.kept = set()   # paths an error names for the user to look at: close leaves them
+
+    def keep(self, path: Path, error: Exception) -> Exception:
+        """`error`, about `path`, which close then leaves as it is (it may hold someone's edits)."""
+        self.kept.add(path)
+        return error
+
+    def path(self, sha: str) -> Path:
+        return self.root / sha[:12]
+
+    def log(self, sha: str) -> Path:
+        return self.outdir / BUILDS / f"{sha[:12]}.log"
+
+    def record(self, sha: str) -> Path:
+        return self.outdir / BUILDS / f"{sha[:12]}.build.json"
+
+    def add(self, sha: str) -> tuple[Path, bool]:
+        """(the worktree of `sha`, whether it was there already: left by a bisect that was killed)."""
+        path = self.path(sha)
+        if path.exists():
+            if _registered(self.repo).get(path) != sha:
+                raise self.keep(path, WorktreeInTheWay(f"{path}: exists but is not a worktree of {self.repo} at "
+                                                       f"{sha[:12]}; remove it or give another --output"))
+            return path, True
+        self.root.mkdir(parents=True, exist_ok=True)
+        _git(self.repo, "worktree", "prune")   # a worktree deleted by hand is still registered until pruned
+        _git(self.repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+        self.kept.discard(path)   # the one an error named is gone: this one is ours to remove
+        return path, False
+
+    def remove(self, sha: str) -> None:
+        with signals_deferred():
+            _remove(self.repo, self.path(sha))
+
+    def close(self) -> None:
+        """Every worktree of this bisect removed and unregistered, its folders under the git directory
+        gone, but those an error named (`kept`)."""
+        with signals_deferred():
+            for path in [p for p in _registered(self.repo) if p.parent == self.root and p not in self.kept]:
+                _remove(self.repo, path)
+            for path in [p for p in self.root.glob("*") if p not in self.kept]:
+                shutil.rmtree(path, ignore_errors=True)
+            _git(self.repo, "worktree", "prune", check=False)
+            for folder in (self.root, self.root.parent):   # <git-common-dir>/timekit, where no other bisect uses it
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+
+def _remove(repo, path: Path) -> None:
+    """`git worktree remove --force` and prune; a worktree whose `git worktree add` was cut short
+    (locked, half checked out) goes too."""
+    if path in _registered(repo):
+        _git(repo, "worktree", "remove", "--force", "--force", str(path), check=False)
+    shutil.rmtree(path, ignore_errors=True)
+    _git(repo, "worktree", "prune", check=False)
+    if path in _registered(repo):   # still locked: prune keeps locked worktrees
+        _git(repo, "worktree", "unlock", str(path), check=False)
+        _git(repo, "worktree", "prune", check=False)
 
 
 def _run(command: str, cwd: Path, log: Path) -> int:
-    """`sh -c COMMAND` in cwd, output to log; its whole process group ends if we are interrupted."""
+    """`sh -c COMMAND` in cwd, output to log, in a process group of its own that dies with the kit;
+    the whole group is killed at once if we are interrupted (the kit then ends within a second)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
         process = subprocess.Popen(["sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+                                   stderr=subprocess.STDOUT, preexec_fn=guard.in_own_group_dying_with_kit)
         try:
             return process.wait()
         except BaseException:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             process.wait()
             raise
 
 
-def build(repo, sha: str, root, command: str) -> Build:
-    """Build `sha` in its worktree with `sh -c COMMAND` (log: build.log in it); reuse a build of the
-    same command whose worktree is as the build left it. A failed build is a result (ok False: the
-    commit is skipped), not an error; a worktree changed since is an error."""
-    path = worktree(repo, sha, root)
-    record_path = _record_path(root, sha)
-    record = json.loads(record_path.read_text()) if record_path.exists() else None
-    status = _status(path)
-    expected = record["status"] if record else ""
-    if status != expected:
-        raise WorktreeInTheWay(f"{path}: the worktree of {sha[:12]} is dirty ({_one_line(status)} changed since "
-                               f"{'its build' if record else 'checkout'}); remove it (git worktree remove --force "
-                               f"{path}) and run again")
-    log = path / BUILD_LOG
-    if record and record["command"] == command:
-        return Build(sha, path, log, record["ok"], record["returncode"], record["seconds"], command, reused=True)
+def build(trees: Worktrees, sha: str, command: str) -> Build:
+    """Build `sha` in its worktree with `sh -c COMMAND`, the log in OUTDIR/builds/. A worktree a
+    killed bisect left behind is reused where its build finished and it is as the build left it;
+    a failed build is a result (ok False: the commit is skipped), not an error."""
+    path, existed = trees.add(sha)
+    record = _read(trees.record(sha)) if existed else None
+    if existed and (record is None or record.get("command") != command):   # its build was cut short
+        trees.remove(sha)
+        path, existed = trees.add(sha)
+    if existed:
+        changed = _status(path)
+        if changed != record.get("status", ""):
+            raise trees.keep(path, WorktreeInTheWay(f"the worktree of {sha[:12]} is dirty ({_one_line(changed)} "
+                                                    f"changed since its build); remove it and resume: "
+                                                    f"git worktree remove --force {path}"))
+        return _built(sha, path, trees.log(sha), record, command, reused=True)
     start = time.monotonic()
-    returncode = _run(command, path, log)
-    seconds = round(time.monotonic() - start, 3)
-    write_atomically(record_path, json.dumps({"sha": sha, "command": command, "ok": returncode == 0,
-                                              "returncode": returncode, "seconds": seconds,
-                                              "status": _status(path)}, indent=1) + "\n")
-    return Build(sha, path, log, returncode == 0, returncode, seconds, command)
+    returncode = _run(command, path, trees.log(sha))
+    record = {"sha": sha, "command": command, "ok": returncode == 0, "returncode": returncode,
+              "seconds": round(time.monotonic() - start, 3), "status": _status(path)}
+    write_atomically(trees.record(sha), json.dumps(record, indent=1) + "\n")
+    return _built(sha, path, trees.log(sha), record, command)
 
 
-def log_tail(log: Path) -> str:
-    """The line of a build log that says why: the first naming an error (as compilers do), else the last."""
+def _read(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _built(sha, path, log, record, command, reused=False) -> Build:
+    return Build(sha, path, log, record["ok"], record["returncode"], record["seconds"], command, reused,
+                 "" if record["ok"] else build_error(log))
+
+
+# The lines that say why a build failed, as compilers, linkers, make, shells and git write them.
+ERROR_LINE = re.compile("|".join([
+    r"\*\*\*",                        # make: *** No rule to make target 'x', needed by 'y'.  Stop.
+    r"\berror\b(\[\w+\])?:",          # gcc/clang 'prog.c:3:1: error:', ld's 'collect2: error:', rustc 'error[E0425]:'
+    r"\w+Error:",                     # Python's 'ModuleNotFoundError: ...'
+    r"\bCMake Error\b",
+    r"undefined reference to",
+    r"command not found|: not found$",  # bash; dash: 'sh: 1: foo: not found'
+    r"No such file or directory",
+    r"^fatal:",                       # git
+    r"Permission denied",
+]), re.IGNORECASE)
+NOISE = re.compile(r"^make(\[\d+\])?: (Entering|Leaving) directory")
+
+
+def build_error(log: Path) -> str:
+    """The line of a build log that says why it failed: the first that names an error (as compilers,
+    make and shells write them), else the last that is not make's directory bookkeeping."""
     try:
         text = [line.strip() for line in Path(log).read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
         return "no log"
-    errors = [line for line in text if re.search(r"\berror\b", line, re.IGNORECASE)]
-    return (errors or text or ["no output"])[0 if errors else -1]
+    said = [line for line in text if ERROR_LINE.search(line)]
+    plain = [line for line in text if not NOISE.match(line)]
+    return said[0] if said else (plain or ["no output"])[-1]
 
 
-def build_good(repo, sha: str, root, command: str) -> Build:
+def build_good(trees: Worktrees, sha: str, command: str) -> Build:
     """GOOD's build; one that fails is an error, as nothing could be compared with GOOD."""
-    done = build(repo, sha, root, command)
+    done = build(trees, sha, command)
     if not done.ok:
         raise BuildFailsOnGood(f"the build command fails on GOOD {sha[:12]} (exit {done.returncode}): "
-                               f"{log_tail(done.log)}; see {done.log}")
+                               f"{done.error}; see {done.log}")
     return done
-
-
-def remove_worktrees(repo, root) -> list[Path]:
-    """Remove the worktrees bisect added under ROOT (after a bisect, when the builds are no longer wanted)."""
-    removed = []
-    for path, _ in _registered(repo).items():
-        if path.parent == Path(root).resolve() / WORKTREES:
-            _git(repo, "worktree", "remove", "--force", str(path))
-            _record_path(root, path.name).unlink(missing_ok=True)
-            removed.append(path)
-    return removed

@@ -3,7 +3,8 @@
 The figure: each tested commit's change against GOOD with its CI, in commit order (GOOD at 0, BAD at
 n), coloured by verdict, the threshold dashed and the commits that may hold the culprit shaded; the
 page (analysis.core.report) opens with the answer's lines and holds the commits, the steps in the
-order taken and the builds with their logs.
+order taken and the builds (GOOD's first) with their logs. samples.csv holds every execution the
+steps timed, read back from each step's ab directory: what each step's ratio rests on.
 """
 
 from __future__ import annotations
@@ -101,10 +102,15 @@ def section(answer: Answer, png: bytes, outdir: Path) -> Section:
     steps = Table("Steps in the order taken", ["step", "commit", "verdict", "change (%)", "CI low (%)",
                                               "CI high (%)", "recorded", "measurement"],
                   [[t.order, t.commit[:12], t.step.verdict, _pct(t.step.ratio), _pct(t.step.low), _pct(t.step.high),
-                    "yes" if t.reused else "no", str(t.step.detail.get("directory", ""))] for t in answer.outcome.steps])
-    builds = Table("Builds", ["commit", "built", "exit code", "seconds", "reused", "log"],
-                   [[sha[:12], "yes" if b["ok"] else "no (skipped)", b["returncode"], b["seconds"],
-                     "yes" if b.get("reused") else "no", _where(b.get("log"), outdir)] for sha, b in answer.builds.items()])
+                    "yes" if t.reused else "no", _where(t.step.detail.get("directory"), outdir)] for t in answer.outcome.steps],
+                  caption="measurement: the step's timekit ab directory (timekit ab --resume --output DIR reads it "
+                          "again); samples.csv holds every execution of GOOD and the commit the steps timed.")
+    builds = Table("Builds", ["commit", "built", "exit code", "seconds", "reused", "log", "why it failed"],
+                   [[("GOOD " if sha == answer.good.sha else "") + sha[:12], "yes" if b["ok"] else "no (skipped)",
+                     b["returncode"], b["seconds"], "yes" if b.get("reused") else "no", _where(b.get("log"), outdir),
+                     b.get("error") or None] for sha, b in answer.builds.items()],
+                   caption="every build of the bisect, GOOD's first; the logs stay in the results directory "
+                           "after the worktrees are gone.")
     text = lines(answer)
     out = Section(id="bisect", title="Which commit made it slower", paragraphs=[text[-1]] + text[:-1],
                   tables=[commits, steps] + ([builds] if answer.builds else []))
@@ -114,13 +120,43 @@ def section(answer: Answer, png: bytes, outdir: Path) -> Section:
     return out
 
 
+def samples(answer: Answer) -> list:
+    """One row per execution the steps timed (GOOD's side and the commit's), from each step's ab
+    directory; invocations set aside for outside work are marked, not left out."""
+    rows = []
+    for taken in answer.outcome.steps:
+        directory = taken.step.detail.get("directory")
+        if directory:
+            rows += _step_samples(taken, Path(directory))
+    return rows
+
+
+def _step_samples(taken, directory: Path) -> list:
+    from analysis.ab import paired
+    from analysis.tools.commands import executions
+
+    if not (directory / paired.MANIFEST).exists():
+        return []
+    run = paired.PairedRun.load(directory)
+    found = paired.loaded(directory, run)
+    invocations = sorted(((invocation, set_aside) for tables, set_aside in ((found.tables, False),
+                                                                           (found.set_aside or [], True))
+                          for name in run.rundefinitions for invocation in executions.of_tables(tables, name)),
+                         key=lambda item: item[0].key[1])
+    return [{"step": taken.order, "commit": taken.commit[:12], "invocation": number, "run": k,
+             "execution": e.index, "side": "GOOD" if e.side == "a" else "commit", "mode": e.mode,
+             "cputime_s": e.cpu, "walltime_s": e.wall, "exit_status": e.status, "set_aside": set_aside}
+            for number, (invocation, set_aside) in enumerate(invocations, 1)
+            for k, executed in enumerate(invocation.runs, 1) for e in executed]
+
+
 def write(answer: Answer, outdir, environment=None) -> dict:
-    """report.html, report.json (+ an empty samples.csv) and bisect.png into OUTDIR; their paths."""
+    """report.html, report.json, samples.csv and bisect.png into OUTDIR; their paths."""
     outdir = Path(outdir)
     png = plots.to_png(figure(answer))
-    report = Report(title="timekit bisect", environment=dict(environment or {}))
+    report = Report(title="timekit bisect", environment=dict(environment or {}), samples=samples(answer))
     report.sections.append(section(answer, png, outdir))
     report.data["bisect"] = answer.to_dict()
     paths = write_report(report, outdir)
     (outdir / PNG).write_bytes(png)
-    return {"html": paths["html"], "json": paths["json"], "png": outdir / PNG}
+    return {"html": paths["html"], "json": paths["json"], "csv": paths["csv"], "png": outdir / PNG}

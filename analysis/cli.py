@@ -218,7 +218,10 @@ def cmd_run(args):
     system.ensure_packages()
     if args.resume:
         steps_loop.hold(outdir)
-    runner.run_sweep(experiment, args.preset, preset, outdir, resume=args.resume, container=not args.no_container)
+    try:
+        runner.run_sweep(experiment, args.preset, preset, outdir, resume=args.resume, container=not args.no_container)
+    except Interrupted as e:
+        raise e.continuing(f"timekit run {experiment.name} --preset {args.preset} --resume --output {outdir}") from None
     steps_loop.hold(outdir)  # one timekit per directory, through the looks and the report
     from analysis import pipeline  # scipy, matplotlib: imported once the sweep is done
 
@@ -310,9 +313,12 @@ USER_ERRORS = (UserError,)  # every one-line error of the kit derives from it
 
 
 def main(argv=None):
+    from analysis.sweep import steps_loop
+
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with steps_loop.signals_interrupt():
+            return COMMANDS[args.command](args)
     except USER_ERRORS as e:
         if args.debug:
             raise
@@ -323,13 +329,19 @@ def main(argv=None):
             raise
         print(f"timekit: error: {str(e.filename) + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
         return EXIT_ERROR
-    except (KeyboardInterrupt, Interrupted):
-        print("timekit: interrupted; finished runs are kept, continue with: timekit run EXPERIMENT --resume", file=sys.stderr)
+    except (KeyboardInterrupt, Interrupted) as e:
+        print(interrupted_line(e), file=sys.stderr)
         return 130
     finally:
-        from analysis.sweep import steps_loop
-
         steps_loop.release_all()
+
+
+def interrupted_line(e):
+    """What an interrupted command says last: which signal, and the command that continues this run."""
+    name = getattr(e, "signal_name", "SIGINT")
+    if getattr(e, "resume", None):
+        return f"timekit: interrupted ({name}); finished work is kept, continue with: {e.resume}"
+    return f"timekit: interrupted ({name})"
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@
 #include <signal.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -86,6 +87,17 @@ static void usage(void)
 {
     fprintf(stderr, "usage: " NAME " [--cwd DIR] [--shell SHELL|none] [--prepare CMD] [--repeat K] [--warmup] "
                     "[--ignore-failure] [--escaped] [--output null|pipe|inherit|FILE] [--seed N] [--duet|--interleave [--sentinel S]] -- COMMAND [ARG...] [--- COMMAND_B [ARG...]] | --version\n");
+}
+
+/* In a child right after fork: it is killed when cmdrun ends, however cmdrun ends (a kill of the
+ * kit's group, a SIGKILL of cmdrun itself). A side stopped for the other's turn would otherwise
+ * stay stopped for ever once cmdrun is gone, where the kernel's hang-up of an orphaned group
+ * misses it (it stopped itself after cmdrun died). */
+static pid_t cmdrun_pid;
+static void die_with_cmdrun(void)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != cmdrun_pid) _exit(128 + SIGKILL); /* cmdrun is gone already */
 }
 
 /* Where the commands' output goes (--output): set up once in main, applied in every child */
@@ -149,6 +161,7 @@ static int start_drainer(void)
         return -1;
     }
     if (drainer == 0) {
+        die_with_cmdrun();
         close(ends[1]);
         char buffer[65536];
         while (read(ends[0], buffer, sizeof buffer) > 0 || errno == EINTR) errno = 0;
@@ -303,6 +316,7 @@ static int run(char **argv, struct rusage *usage_out, int redirect)
         return -1;
     }
     if (pid == 0) {
+        die_with_cmdrun();
         if (redirect) redirect_output();
         execvp(argv[0], argv);
         fprintf(stderr, NAME ": cannot execute %s: %s\n", argv[0], strerror(errno));
@@ -343,6 +357,7 @@ static struct filler fork_filler(char **argv, int core)
     fflush(stdout);
     f.pid = fork();
     if (f.pid == 0) {
+        die_with_cmdrun();
         setpgid(0, 0);
         for (int fd = 3; fd < 1024; fd++) /* no other pipe's end: the duet's gate and the other filler's see EOF */
             if (fd != gate[0]) close(fd);
@@ -429,6 +444,7 @@ static int duet(char **argv[2], const int cores[2], struct execution ex[2])
             break;
         }
         if (pid[s] == 0) {
+            die_with_cmdrun();
             close(gate[1]);
             cpu_set_t one;
             CPU_ZERO(&one);
@@ -504,6 +520,7 @@ static pid_t fork_stopped(char **argv, int core)
         return -1;
     }
     if (pid == 0) {
+        die_with_cmdrun();
         setpgid(0, 0);
         cpu_set_t one;
         CPU_ZERO(&one);
@@ -616,6 +633,7 @@ static double logratio(double a, double b)
 int main(int argc, char **argv)
 {
     if (kit_version(argc, argv, "")) return 0;
+    cmdrun_pid = getpid();
     const char *cwd = NULL, *shell = "sh", *output = "null";
     char *prepare = NULL;
     long repeat = 1;

@@ -289,12 +289,13 @@ def test_a_command_shorter_than_benchexecs_cost_per_run_is_said_so():
 @pytest.mark.benchexec
 def test_bench_writes_a_definition_that_plain_benchexec_reruns(programs, scratch):
     loop = build(scratch, "loop-a", MILLIONS // 4)
-    code, text = timekit("bench", loop, "echo {word}", "-L", "word", "x,y", "--reruns", "2", "--runs", "2",
+    code, text = timekit("bench", loop, "echo {word}", "-L", "word", "x,y", "--reruns", "2", "--runs", "2", "-n", "loop",
                          "--warmup", "1", "--output", "bench", "--export-csv", "b.csv", cwd=scratch)   # relative to cwd
     assert code == 0, text
     assert [line for line in text.splitlines() if line.startswith("Benchmark ")] == [
-        "Benchmark 1: ./loop-a", "Benchmark 2: echo x", "Benchmark 3: echo y"]
-    assert "Summary" in text and "BenchExec here:" in text and "note: echo x takes" in text  # shorter than a run's cost
+        "Benchmark 1 (loop): ./loop-a", "Benchmark 2: echo x", "Benchmark 3: echo y"]   # #2, #3 below
+    assert "Summary" in text and "BenchExec here:" in text and "note: #2 takes" in text  # shorter than a run's cost
+    assert "times faster than loop (95 % CI" in text
     assert len((scratch / "b.csv").read_text().splitlines()) == 4
     code, again = timekit("bench", "--resume", "--output", scratch / "bench", cwd=scratch)   # nothing left to run
     assert code == 0 and again.count("Benchmark ") == 3, again

@@ -117,6 +117,7 @@ def check(commands, options):
     if not all(isinstance(c, str) and c.strip() for c in commands):
         raise separate.ABError("an empty command; give each command as one quoted argument, e.g. "
                          "timekit ab './build-a/prog' './build-b/prog'")
+    spec.check_text([*commands, options.prepare])
     if any(spec.is_definition(c) for c in commands):
         raise spec.CommandError("compare_commands compares shell commands; two benchmark definitions are "
                                 "`timekit ab BASE.xml NEW.xml`")
@@ -141,11 +142,12 @@ def _measure(record, outdir, run_options, options, fresh, note, out):
                     write_atomically(outdir / command_pairs.MANIFEST, json.dumps(record, indent=2))
                 run = command_pairs.start_pair(pair, directory, record, run_options, options, design, note, out)
             found, lines = command_pairs.measure_pair(pair, run, directory, run_options, options, out)
-        except runner.Interrupted:
-            print(ab_runner.interrupted_line(outdir), file=out)
+        except runner.Interrupted as e:
+            if (outdir / command_pairs.MANIFEST).exists():   # else nothing was kept (commands_cli.new_directory)
+                raise e.continuing(ab_runner.resume_command(outdir)) from None
             raise
         measured.append(found)
-        not_compared += [f"{pair['base']} → {pair['new']}: {line}" for line in lines]
+        not_compared += [f"{command_pairs.pair_label(pair)}: {line}" for line in lines]
     return measured, not_compared
 
 
@@ -154,7 +156,7 @@ def outcome(measured, exit_code, reason, threshold, seconds, directory, text="",
     """The AbOutcome of the measured pairs, the gate's exit code and its reason for no verdict."""
     rows, gated = [], []
     for m in measured:
-        labels = command_pairs.pair_labels(m.pair)
+        labels = command_pairs.pair_commands(m.pair)
         for r in m.rows:
             row = AbRow(labels.get(r.rundefinition, r.rundefinition), r.column, r.ratio, r.ci_low, r.ci_high, r.verdict)
             rows.append(row)

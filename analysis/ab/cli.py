@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.core.argtypes import positive_int, probability
-from analysis.sweep import lint, runner
+from analysis.sweep import lint
 from analysis.ab import designs, merged, separate
 from analysis.ab.separate import ABError, percent
 from analysis.tools.commands import cli as commands_cli
@@ -79,8 +79,9 @@ def add_parser(commands):
     parser.add_argument("--resume", action="store_true", help="continue the A/B run in --output (default: the latest)")
     parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
     parser.add_argument("--column", action="append", dest="columns", help="column to compare (default: cputime and walltime)")
-    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--threshold", type=probability, default=0.02, help="smallest relative change that counts (default 0.02)")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05, or 5%%)")
+    parser.add_argument("--threshold", type=probability, default=0.02,
+                        help="smallest relative change that counts (default 0.02, or 2%%)")
     parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     parser.add_argument("--per-task", action="store_true",
                         help="definitions with one run per task: a row per task, not per task set")
@@ -167,10 +168,7 @@ def _commands(base, new, options, outdir):
     from analysis.ab import api
     from analysis.tools.commands import report
 
-    try:
-        outcome = api.compare_commands(base, new, options, outdir, out=sys.stderr)
-    except runner.Interrupted:
-        return 130
+    outcome = api.compare_commands(base, new, options, outdir, out=sys.stderr)
     print(outcome.text)
     report.export(options, outcome.figures, outcome.export)
     return outcome.exit_code

@@ -17,6 +17,7 @@ from analysis.tools.commands import definition, progress, spec
 from analysis.ab import paired
 
 MANIFEST = "commands.json"
+SIDES = ("base", "new")
 
 
 class Measured(NamedTuple):
@@ -50,11 +51,24 @@ def commands_given(options):
     return given
 
 
-def pairs(commands, options):
-    """One record per pair (A and each further command): its directory and its run definitions,
-    each {"name", "assignment", "base", "new", "prepare"} (the concrete commands of both sides);
-    `options`: spec.Options."""
+def letter(k):
+    """The automatic label of the k-th command (from 0): A, B, C, ..."""
+    return chr(ord("A") + k) if k < 26 else f"#{k + 1}"
+
+
+def command_labels(commands, names=None):
+    """Each command's label: its -n/--command-name, else its letter."""
+    labels = [name or letter(k) for k, name in enumerate(spec.names_given(names, len(commands)))]
+    spec.check_labels(labels)
+    return labels
+
+
+def pairs(commands, options, names=None):
+    """One record per pair (A and each further command): its directory, its sides' labels
+    (command_labels) and its run definitions, each {"name", "assignment", "base", "new",
+    "prepare"} (the concrete commands of both sides); `options`: spec.Options."""
     spec.check_parameters(commands, options)
+    labels = command_labels(commands, names)
     planned = []
     for k, other in enumerate(commands[1:], start=2):
         used = [[name, values] for name, values in options.parameters
@@ -63,7 +77,8 @@ def pairs(commands, options):
                            "base": spec.substitute(commands[0], a), "new": spec.substitute(other, a),
                            "prepare": spec.substitute(options.prepare, a)} for a in spec.combinations(used)]
         planned.append({"directory": "." if len(commands) == 2 else f"{k}-{spec.slug(other)}",
-                        "base": commands[0], "new": other, "rundefinitions": rundefinitions})
+                        "base": commands[0], "new": other, "labels": {"base": labels[0], "new": labels[k - 1]},
+                        "rundefinitions": rundefinitions})
     return planned
 
 
@@ -91,7 +106,7 @@ def prepare(commands, options):
     """What a new run of `commands` needs, every wrong option of the AbOptions found before anything
     is written (one line): (spec.Options, the pairs)."""
     run_options = commands_cli.options_from(options, container=options.container)
-    planned = pairs(commands, run_options)
+    planned = pairs(commands, run_options, options.command_name)
     columns(options, run_options, "blocks" if options.design == "auto" else options.design)   # a column no design compares
     paired.check_cpus(options.design)
     commands_cli.check_exports(options)
@@ -108,6 +123,8 @@ def load_record(outdir):
     """(the record, its spec.Options) of the run in `outdir` that --resume continues."""
     try:
         record = json.loads((Path(outdir) / MANIFEST).read_text())
+        for pair in record["pairs"]:   # a record from before labels: the letters of its commands
+            pair.setdefault("labels", {side: letter(record["commands"].index(pair[side])) for side in SIDES})
         return record, spec.Options(**record["options"])
     except (OSError, ValueError, TypeError, KeyError) as e:
         raise separate.ABError(f"{Path(outdir) / MANIFEST}: not a readable A/B record ({e}); start anew without --resume") from None
@@ -184,7 +201,14 @@ def plan_of(options):
 
 
 def side_commands(pair, side):
-    return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"]) for r in pair["rundefinitions"]]
+    label = pair_side_label(pair, side)
+    return [spec.Command(r[side], pair[side], r["assignment"], r["prepare"], r["name"], spec.labelled(label, r["assignment"]))
+            for r in pair["rundefinitions"]]
+
+
+def pair_side_label(pair, side):
+    """The label of one side of a pair (its full command in a pair recorded without labels)."""
+    return pair.get("labels", {}).get(side) or pair[side]
 
 
 def labels_of(base, new):
@@ -200,9 +224,28 @@ def labels_of(base, new):
             continue
         for pair in record.get("pairs", []):
             if (folder / pair["directory"]).resolve() == base.parent:
-                return pair_labels(pair)
+                return pair_commands(pair)
     return {}
 
 
-def pair_labels(pair):
+def pair_commands(pair):
+    """{run definition: 'base command → new command'}, in full (the JSON, a caller's AbRow)."""
     return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
+
+
+def pair_labels(pair):
+    """{run definition: 'A → B'}: the sides' labels, and the parameters where the labels do not
+    name them (what the table's rows say; the blocks above it name each command in full)."""
+    base, new = (pair_side_label(pair, side) for side in SIDES)
+    out = {}
+    for r in pair["rundefinitions"]:
+        a = r["assignment"]
+        named = spec.substitute(base, a) != base or spec.substitute(new, a) != new
+        out[r["name"]] = (f"{spec.substitute(base, a)} → {spec.substitute(new, a)}"
+                          + (f" ({r['name']})" if a and not named else ""))
+    return out
+
+
+def pair_label(pair):
+    """'A → B': a pair in the lines about it (busy, the design changed)."""
+    return f"{pair_side_label(pair, 'base')} → {pair_side_label(pair, 'new')}"

@@ -81,9 +81,8 @@ def _chunks(options):
     return chunks
 
 
-def _interrupted(outdir):
-    print(ab_runner.interrupted_line(outdir), file=sys.stderr)
-    return 130
+def _interrupted(e, outdir):
+    return e.continuing(ab_runner.resume_command(outdir))
 
 
 def _measure_separate(run, outdir, columns, options):
@@ -119,8 +118,8 @@ def _measure_and_print(run, outdir, options, note):
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
     try:
         result, sequential = (_measure_separate if one_side else _measure_blocks)(run, outdir, columns, options)
-    except runner.Interrupted:
-        return _interrupted(outdir)
+    except runner.Interrupted as e:
+        raise _interrupted(e, outdir) from None
 
     def summary(run, verbose=True):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)

@@ -316,17 +316,35 @@ def measure(run, outdir, columns, options, out=sys.stderr):
     return stopping.measure_loop(run, outdir, lambda: run_pending(run, outdir, out), observe, options, out)
 
 
-def side_figures(found, outdir, which, commands, design="blocks"):
+def side_figures(found, outdir, which, commands, run):
     """Figures of one side (a or b) of each run definition in the result tables `found`, every
-    execution a value: of its wall time, or of its CPU time under interleaved (columns_of)."""
+    execution a value: of its wall time, or of its CPU time under interleaved (columns_of); with
+    the executions the rows leave out counted, so that the block can say why its runs outnumber
+    the table's n."""
     from analysis.tools.commands import failures
     from analysis.tools.commands import figures as figures_mod
 
     out = []
     for command in commands:
-        f = figures_mod.side_figures(command, executions.of_tables(found, command.name), which,
-                                     "exec-walltime" if "exec-walltime" in designs.get(design).columns else "exec-cputime")
+        invocations = executions.of_tables(found, command.name)
+        f = figures_mod.side_figures(command, invocations, which,
+                                     "exec-walltime" if "exec-walltime" in designs.get(run.design).columns else "exec-cputime")
         if f is None:
             raise PairedError(failures.explain(found, command, outdir).line())
+        f.uncompared, f.uncompared_why = uncompared(invocations, which, bool(run.flagged))
         out.append(f)
     return out
+
+
+def uncompared(invocations, side, alone):
+    """(executions of `side` the rows leave out, why): a co-located design's sentinel pairs, timed
+    back to back ("sentinel"), or, once the sentinel flagged the design (`alone`), the pairs timed
+    together ("together"); (0, "") under blocks."""
+    from analysis.ab.observations import chosen_pairs
+
+    left = 0
+    for invocation in invocations:
+        chosen = chosen_pairs(invocation, alone)   # None: every pair counts
+        if chosen is not None:
+            left += sum(1 for e in invocation.executions if e.side == side and e.together != chosen)
+    return left, ("together" if alone else "sentinel") if left else ""

@@ -11,21 +11,26 @@ from analysis.tools.commands import output, report
 from analysis.ab import command_pairs, layout, paired, paired_summary, sentinel, verdict
 
 
-def design_changed(measured):
+def in_full(pair):
+    """'base command → new command': a pair as a caller and the JSON name it (the text: its labels)."""
+    return f"{pair['base']} → {pair['new']}"
+
+
+def design_changed(measured, name=in_full):
     """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
     blocks continuation: their verdict is undecided, and the gate must not pass on it."""
-    return [f"{m.pair['base']} → {m.pair['new']}: {sentinel.undecided_by_design(m.run)}" for m in measured
+    return [f"{name(m.pair)}: {sentinel.undecided_by_design(m.run)}" for m in measured
             if isinstance(m.run, paired.PairedRun) and sentinel.undecided_by_design(m.run)]
 
 
-def busy(measured):
+def busy(measured, name=in_full):
     """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
     them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
     from analysis.ab import separate
 
     found = [(m, paired.busy(m.run, m.directory) if isinstance(m.run, paired.PairedRun) else separate.busy(m.run))
              for m in measured]
-    return [f"{m.pair['base']} → {m.pair['new']}: {why}" for m, why in found if why]
+    return [f"{name(m.pair)}: {why}" for m, why in found if why]
 
 
 def gate(measured):
@@ -42,8 +47,8 @@ def _sides(m, run_options):
     pair, run, directory = m.pair, m.run, m.directory
     if isinstance(run, paired.PairedRun):
         found = paired.tables(directory, run)   # once for both sides and the cost
-        base = paired.side_figures(found, directory, "a", command_pairs.side_commands(pair, "base"), run.design)
-        new = paired.side_figures(found, directory, "b", command_pairs.side_commands(pair, "new"), run.design)
+        base = paired.side_figures(found, directory, "a", command_pairs.side_commands(pair, "base"), run)
+        new = paired.side_figures(found, directory, "b", command_pairs.side_commands(pair, "new"), run)
         full = "\n".join(filter(None, [paired_summary.summary(run), *sentinel.colocation_lines(run),
                                         paired_summary.duet_note(run, pair, m.rows)]))
         aside = paired.disturbed_line(run, directory)
@@ -71,22 +76,25 @@ def render(measured, run_options, options, not_compared=()):
         costs.append(cost)
         summaries.append(summary)
         methods.append(compare_mod.legend(m.rows, options.alpha, options.threshold))
-        labels = command_pairs.pair_labels(m.pair)
+        labels, commands = command_pairs.pair_labels(m.pair), command_pairs.pair_commands(m.pair)
         if options.format in ("text", "markdown"):
             pairs.append(layout.PairText(output.verdict_table(m.rows, labels, markdown=options.format == "markdown"),
                                          (methods[-1] + "\n" + summary) if options.verbose else short,
                                          m.sequential.text,
-                                         report.blocks(base + new, ["Base"] * len(base) + ["New"] * len(new)), warning))
-        comparison += [{**asdict(r), "command": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory)}
+                                         report.blocks(base + new, [f"Base ({f.label})" for f in base] + [f"New ({f.label})" for f in new]), warning))
+        comparison += [{**asdict(r), "command": commands.get(r.rundefinition, r.rundefinition),
+                        "label": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory)}
                        for r in m.rows]
     regressed = any(compare_mod.regressed(m.rows) for m in measured)
     changed, outside = design_changed(measured), busy(measured)
     if options.format in ("text", "markdown"):
+        name = command_pairs.pair_label   # the text names a pair by its labels, the JSON in full
+        changed_text, outside_text = design_changed(measured, name), busy(measured, name)
         first = measured[0].run
         batched = first.options if isinstance(first, paired.PairedRun) else run_options
         cost = "\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose))
-        last = (verdict.busy_line(outside, compare_mod.NOTHING_COMPARED) if outside
-                else verdict.design_changed_line(changed, compare_mod.NOTHING_COMPARED) if changed and not regressed
+        last = (verdict.busy_line(outside_text, compare_mod.NOTHING_COMPARED) if outside
+                else verdict.design_changed_line(changed_text, compare_mod.NOTHING_COMPARED) if changed and not regressed
                 else verdict.verdict_line(comparison, regressed, options.threshold))
     extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
              "busy_from_outside": outside,

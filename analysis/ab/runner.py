@@ -45,6 +45,6 @@ def run_pending(record, outdir, invoke, line, where=None, after=None, out=sys.st
                            finished, out)
 
 
-def interrupted_line(outdir):
-    """What an interrupted `timekit ab` says: nothing finished is lost, and how to go on."""
-    return f"timekit: interrupted; finished invocations are kept, continue with: timekit ab --resume --output {outdir}"
+def resume_command(outdir):
+    """The command that continues an interrupted `timekit ab` in OUTDIR (analysis.cli says it last)."""
+    return f"timekit ab --resume --output {outdir}"

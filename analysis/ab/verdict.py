@@ -28,7 +28,7 @@ def verdict_line(comparison, regressed, threshold):
     CI still reaches beyond the threshold, a slowdown that large is not excluded either, and the
     line says so."""
     if regressed:
-        slower = sorted({c["command"] for c in comparison if c["verdict"] == "slower"})
+        slower = sorted({_name(c) for c in comparison if c["verdict"] == "slower"})
         return f"verdict: slower: {'; '.join(slower)} (exit 1)"
     line = "verdict: no significant slowdown beyond the threshold (exit 0)"
     open_rows = [c for c in comparison if c["verdict"] in ("~", "undecided") and c.get("ci_high", 0) > 1 + threshold]
@@ -39,9 +39,14 @@ def verdict_line(comparison, regressed, threshold):
            else "more --reruns, or --until-decided, would tell")
     by_command = {}
     for c in sorted(open_rows, key=lambda c: -c["ci_high"]):
-        by_command.setdefault(c["command"], []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
+        by_command.setdefault(_name(c), []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
     reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
     return f"{line}; not excluded either: {reaches}, beyond the {threshold * 100:g} % threshold ({how})"
+
+
+def _name(row):
+    """A row of the comparison as the text names it: its commands' labels ('A → B'), or in full."""
+    return row.get("label") or row["command"]
 
 
 def busy_line(found, exit_code):

@@ -2,6 +2,7 @@
 time spans, the kit's own and BenchExec's (light: no numpy, benchexec imported when used)."""
 
 import argparse
+import math
 import re
 
 
@@ -16,13 +17,20 @@ def positive_int(text):
 
 
 def probability(text):
+    """A fraction or a probability (--threshold, --alpha, ...): 0.05, or 5% for the same; a bare
+    5 is refused, not guessed: it could mean 5 % or 500 %."""
+    text = str(text).strip()
+    percent = text.endswith("%")
     try:
-        value = float(text)
+        value = float(text[:-1] if percent else text)
     except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number between 0 and 1")
-    return value
+        value = math.nan
+    value = value / 100 if percent else value
+    if 0 < value < 1:
+        return value
+    if not percent and 1 <= value < 100:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a fraction between 0 and 1: write {value / 100:g} or {value:g}%")
+    raise argparse.ArgumentTypeError(f"'{text}' is not a number between 0 and 1 (or a percentage, e.g. 5%)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,7 +28,18 @@ class SweepError(UserError):
 
 
 class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived during a sweep; raised so that every cleanup handler runs."""
+    """SIGINT, SIGTERM or SIGHUP arrived; raised so that every cleanup handler runs. `resume`: the
+    command line that continues this run, set by the outermost command on the way out (an inner
+    one, such as a bisect step's ab, sets its own first and is overwritten)."""
+
+    def __init__(self, signal_name="SIGINT", resume=None):
+        super().__init__(signal_name)
+        self.signal_name, self.resume = signal_name, resume
+
+    def continuing(self, resume):
+        """This exception, naming `resume` as the way to continue (for `raise e.continuing(...)`)."""
+        self.resume = resume
+        return self
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ LOCK = ".timekit.lock"
 INCOMPLETE = "incomplete"
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _held = {}  # resolved directory -> [open lock file, depth]
+_caught = []  # the name of the signal that interrupted this process (raised once)
 
 
 class Busy(UserError):
@@ -86,12 +87,21 @@ def locked(directory):
 
 
 def _interrupt(signum, frame):
-    raise Interrupted(signal.Signals(signum).name)
+    """Raise Interrupted for the first signal only: a second SIGINT or SIGTERM while the cleanup
+    runs (a CI runner sends several) must not cut the cleanup short."""
+    if _caught:
+        return
+    _caught.append(signal.Signals(signum).name)
+    raise Interrupted(_caught[0])
 
 
 @contextlib.contextmanager
 def signals_interrupt():
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted while inside, even where the kit was started with
+    SIGINT ignored (a background job of a script): a CI job's cancel stops it as Ctrl-C would."""
     previous = {s: signal.signal(s, _interrupt) for s in SIGNALS}
+    if previous[signal.SIGTERM] is not _interrupt:   # the outermost: a new command, not yet interrupted
+        _caught.clear()
     try:
         yield
     finally:

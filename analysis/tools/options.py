@@ -30,6 +30,7 @@ class CommandOptions:
     repeat: Optional[int] = None
     ignore_failure: Optional[bool] = None
     command_output: Optional[str] = None        # hyperfine's --output: null, pipe, inherit or a FILE
+    command_name: Optional[tuple] = None        # hyperfine's -n NAME, one per command in order
     export_json: Optional[Path] = None
     export_markdown: Optional[Path] = None
     export_csv: Optional[Path] = None

@@ -57,7 +57,7 @@ WRONG = [
     (["ab", "./a"], "one command given (./a); ab compares two"),
     (["ab", "a.xml"], "one benchmark definition given"),
     (["ab", "./a", "./b", "--nosuch"], "timekit ab: error: unrecognized arguments: --nosuch"),
-    (["ab", "./a", "./b", "--threshold", "2"], "--threshold: '2' is not a number between 0 and 1"),
+    (["ab", "./a", "./b", "--threshold", "2"], "--threshold: '2' is not a fraction between 0 and 1: write 0.02 or 2%"),
     (["ab", "./a", "./b", "--threshold", "x"], "--threshold"),
     (["ab", "./a", "./b", "--alpha", "0"], "--alpha"),
     (["ab", "./a", "./b", "--design", "nope"], "invalid choice: 'nope'"),
@@ -99,7 +99,7 @@ WRONG = [
     (["compare"], "timekit compare: error: the following arguments are required: base, new"),
     (["compare", "a"], "required: new"),
     (["compare", "a", "b"], "a: no such file"),
-    (["compare", "a", "b", "--threshold", "5"], "--threshold"),
+    (["compare", "a", "b", "--threshold", "5"], "--threshold: '5' is not a fraction between 0 and 1: write 0.05 or 5%"),
     (["compare", "a", "b", "--format", "x"], "invalid choice: 'x'"),
     (["compare", "a", "b", "--nosuch"], "timekit compare: error: unrecognized arguments: --nosuch"),
     (["compare", "ab/base", "ab/new"], "ran under a paired design, which holds base and new in every invocation"),
@@ -258,7 +258,7 @@ def test_output_is_compact_unless_verbose_and_json_has_both(programs, scratch):
     code, text = run_isolated([sys.executable, "-m", "analysis.cli", "ab", base, new, "--design", "blocks", "--reruns",
                                "2", "--runs", "1", "--repeat", "3", "--output", scratch / "ab"], cwd=scratch)
     assert code in (0, 1, 3), text
-    printed = text[text.index("Base: "):]   # stdout, after the progress lines
+    printed = text[text.index("Base (A): "):]   # stdout, after the progress lines
     assert "method:" not in printed and "keeps the invocation as the unit" not in printed and "BenchExec here" not in printed
     assert "design: blocks: 2 invocations, each 1 BenchExec run(s) of 3 pair(s), back to back" in printed
     assert printed.rstrip().splitlines()[-1].startswith("verdict: ")

@@ -3,6 +3,7 @@ pairs' record and progress, and two real builds under benchexec (verdicts and sh
 times)."""
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -23,9 +24,29 @@ def test_ab_sides_share_run_definition_names_and_tasks(scratch):
     assert lint.check([base, new]) == []
     assert base.parent.name == "base" and new.parent.name == "new"
     assert base.read_text().count("../tasks/run.r*.yml") == 1 and new.read_text().count("../tasks/run.r*.yml") == 1
-    assert command_pairs.pair_labels(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
+    assert command_pairs.pair_commands(pair) == {"n=1": "./a 1 → ./b 1", "n=2": "./a 2 → ./b 2"}
+    assert command_pairs.pair_labels(pair) == {"n=1": "A → B (n=1)", "n=2": "A → B (n=2)"}
     more = command_pairs.pairs(["./a", "./b", "./c"], spec.Options())
     assert [p["directory"] for p in more] == ["2-b", "3-c"] and [p["new"] for p in more] == ["./b", "./c"]
+
+
+@pytest.mark.unit
+def test_commands_have_short_labels_or_the_names_given():
+    options = spec.Options(parameters=spec.parse_parameters([("n", "1,2")]))
+    more = command_pairs.pairs(["./a", "./b", "./c"], spec.Options())
+    assert [command_pairs.pair_labels(p) for p in more] == [{"command": "A → B"}, {"command": "A → C"}]
+    [named] = command_pairs.pairs(["./a {n}", "./b {n}"], options, ("old-{n}", "new-{n}"))   # hyperfine's {n} in a name
+    assert command_pairs.pair_labels(named) == {"n=1": "old-1 → new-1", "n=2": "old-2 → new-2"}
+    assert [c.label for c in command_pairs.side_commands(named, "new")] == ["new-1", "new-2"]
+    [partly] = command_pairs.pairs(["./a {n}", "./b {n}"], options, ("old",))   # the rest: their letters
+    assert command_pairs.pair_labels(partly) == {"n=1": "old → B (n=1)", "n=2": "old → B (n=2)"}
+    assert [c.label for c in command_pairs.side_commands(partly, "base")] == ["old n=1", "old n=2"]
+    assert [c.label for c in spec.expand(["./a {n}", "./b"], options)] == ["#1", "#2", "#3"]
+    assert [c.label for c in spec.expand(["./a {n}", "./b"], options, ("a",))] == ["a n=1", "a n=2", "#3"]
+    for names, why in ((("x", "y", "z"), "3 --command-name given for 2 command(s)"), (("x", "x"), "'x' would name two"),
+                       (("B",), "'B' would name two"), (("",), "an empty name")):
+        with pytest.raises(spec.CommandError, match=re.escape(why)):
+            command_pairs.pairs(["./a", "./b"], spec.Options(), names)
 
 
 @pytest.mark.unit
@@ -61,12 +82,13 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
     assert code == 1, text
     assert "every row decided after" in text or "decided at" in text, text
     table = text[text.index("base → new"):]
-    assert "./loop-a → ./loop-b  cputime" in table and "slower" in table.splitlines()[1], text
-    assert "verdict: slower: ./loop-a → ./loop-b (exit 1)" in text
+    assert "A → B       cputime" in table and "slower" in table.splitlines()[1], text
+    assert "verdict: slower: A → B (exit 1)" in text
     assert sum(line.startswith("verdict:") for line in text.splitlines()) == 1, text
-    assert "Base: ./loop-a" in text and "New: ./loop-b" in text and ", ETA " in text
+    assert "Base (A): ./loop-a" in text and "New (B): ./loop-b" in text and ", ETA " in text   # the legend
     data = json.loads((scratch / "ab.json").read_text())
-    assert [r["command"] for r in data["results"]] == ["./loop-a", "./loop-b"]
+    assert [(r["command"], r["label"]) for r in data["results"]] == [("./loop-a", "A"), ("./loop-b", "B")]
+    assert {(r["command"], r["label"]) for r in data["comparison"]} == {("./loop-a → ./loop-b", "A → B")}
     for entry in data["results"]:
         assert set(export.HYPERFINE) <= set(entry) and entry["reruns"] >= 3 and len(entry["times"]) == 5 * entry["reruns"]
         assert all(entry[k] is not None for k in ("mean", "stddev", "median", "user", "min", "max", "cv_within"))
@@ -80,10 +102,11 @@ def test_ab_of_one_build_on_both_sides_says_same_exits_0_and_resumes_by_the_comm
     base = build(scratch, "loop-a", MILLIONS)
     # identical sides: a calibrated test says slower or faster in alpha of the cases; 0.01 keeps this one from flaking
     code, text = timekit("ab", base, base, "--design", "separate", "--reruns", "3", "--runs", "5", "--alpha", "0.01",
-                         "--output", scratch / "ab", cwd=scratch)
+                         "-n", "before", "-n", "after", "--output", scratch / "ab", cwd=scratch)
     assert code == 0, text
+    assert "Base (before): ./loop-a" in text and "New (after): ./loop-a" in text
     rows = text[text.index("base → new"):].split("\n\n")[0].splitlines()[1:]
-    assert len(rows) == 2 and all(row.startswith("./loop-a → ./loop-a") and row.rstrip().endswith("~") for row in rows), text
+    assert len(rows) == 2 and all(row.startswith("before → after") and row.rstrip().endswith("~") for row in rows), text
     assert "verdict: no significant slowdown" in text
     # nothing left to run: --resume prints the same verdict, labelled by the commands
     code, again = timekit("ab", "--resume", "--output", scratch / "ab", "--alpha", "0.01", cwd=scratch)

@@ -132,6 +132,29 @@ def test_a_duet_invocation_centres_each_core_on_its_own_median():
 
 
 @pytest.mark.unit
+def test_a_block_says_why_its_runs_outnumber_the_tables_n():
+    """Under a co-located design the rows rest on the pairs timed together, not on the sentinel's
+    back-to-back ones, which each command's block counts too: the block says how many and why."""
+    from analysis.tools.commands import figures, output
+
+    run = []
+    for k in range(1, 11):   # 8 pairs interleaved, 2 back to back for the sentinel
+        mode = "interleave" if k <= 8 else executions.ALONE
+        run += [executions.Execution(k, side, 0.02, 0.02, 0.0, 0, mode=mode) for side in "ab"]
+    invocations = [executions.Invocation(("interleaved", str(i)), [list(run)]) for i in range(2)]
+    row = observations.row("command", "exec-cputime", invocations)
+    command = spec.Command("./a", "./a", {}, "", "command", "A")
+    f = figures.side_figures(command, invocations, "a", "exec-cputime")
+    f.uncompared, f.uncompared_why = paired.uncompared(invocations, "a", alone=False)
+    assert (f.runs, row.n_base, f.uncompared, f.uncompared_why) == (20, 16, 4, "sentinel")
+    assert "20 runs in 2 invocations (4 of them back to back for the sentinel's check: not in the table)" in output.block("Base (A)", f)
+    flagged = observations.row("command", "exec-cputime", invocations, alone=True)   # the sentinel flagged the design
+    assert (flagged.n_base, paired.uncompared(invocations, "a", alone=True)) == (4, (16, "together"))
+    blocks = [executions.Invocation(("blocks", "1"), [[executions.Execution(1, s, 0.02, 0.02, 0.0, 0) for s in "ab"]])]
+    assert paired.uncompared(blocks, "a", alone=False) == (0, "")
+
+
+@pytest.mark.unit
 def test_an_undecided_row_says_what_would_decide_it_at_its_own_spread():
     from analysis.tools.plan import paired_power
     from analysis.tools.plan.verdict_record import WouldDecide

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from analysis.core.argtypes import positive_int
 from analysis.core import paths
-from analysis.core.errors import UserError
 from analysis.tools.commands import spec
 from analysis.tools.options import COMMAND_ONLY, EXPORTS, BenchOptions
 
@@ -41,9 +40,28 @@ def add_command_options(parser):
     group.add_argument("--ignore-failure", action="store_true", default=None,
                        help="measure runs whose command exits non-zero too (hyperfine's option); without it such a "
                             "command stops the run at its first execution, before any measurement")
+    group.add_argument("--command-output", metavar="WHERE", type=command_output,
+                       help="where the commands' standard output goes (hyperfine's --output): null (the default: "
+                            "discarded, never read), pipe (through a pipe, then discarded: for programs that skip "
+                            "work when writing to /dev/null), inherit (into BenchExec's log of each run), or a FILE "
+                            "(needs --no-container). Their standard error is discarded too but for the last lines "
+                            "of the first execution that fails, which its error message quotes")
+    group.add_argument("-n", "--command-name", action="append", metavar="NAME",
+                       help="the name tables and summaries give the command (hyperfine's option; repeatable: one per "
+                            "command, in order; {NAME} parameters work); without it short labels (ab: A, B, ...; "
+                            "bench: #1, #2, ...) stand for the commands, each named in full once above the table")
     group.add_argument("--export-json", type=Path, metavar="FILE", help="hyperfine's JSON plus the kit's fields on the invocations")
     group.add_argument("--export-markdown", type=Path, metavar="FILE", help="hyperfine's Markdown table")
     group.add_argument("--export-csv", type=Path, metavar="FILE", help="hyperfine's CSV columns plus the kit's")
+
+
+def command_output(text):
+    """--command-output: null, pipe, inherit, or a file (its absolute path: the commands run elsewhere)."""
+    if text in spec.OUTPUTS:
+        return text
+    if not text.strip() or text.endswith("/") or Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is neither null, pipe, inherit nor a file name")
+    return str(Path(text).resolve())
 
 
 def command_options(args):
@@ -51,6 +69,8 @@ def command_options(args):
     return {"runs": args.runs, "warmup": args.warmup, "prepare": args.prepare,
             "parameter_list": tuple(tuple(p) for p in args.parameter_list) if args.parameter_list else None,
             "shell": args.shell, "repeat": args.repeat, "ignore_failure": args.ignore_failure,
+            "command_output": args.command_output,
+            "command_name": tuple(args.command_name) if args.command_name else None,
             "export_json": args.export_json, "export_markdown": args.export_markdown, "export_csv": args.export_csv}
 
 
@@ -66,10 +86,14 @@ def options_from(options, container=True):
     if container and hidden:
         raise spec.CommandError(f"{cwd}: BenchExec's container hides {hidden}; run the commands "
                                 "from another directory (or with --no-container)")
+    output = options.command_output or "null"
+    if container and output not in spec.OUTPUTS:
+        raise spec.CommandError(f"--command-output {output}: BenchExec's container keeps no file a command writes; "
+                                "add --no-container, or use null, pipe or inherit")
     return spec.Options(runs=options.runs or 10, warmup=options.warmup or 0, prepare=options.prepare or "",
                         shell=options.shell or "sh", repeat=options.repeat or 1, cwd=cwd,
                         parameters=spec.parse_parameters(options.parameter_list),
-                        ignore_failure=bool(options.ignore_failure))
+                        ignore_failure=bool(options.ignore_failure), output=output)
 
 
 def check_exports(options):
@@ -99,7 +123,7 @@ def check_new(outdir, manifest, kind):
 def new_directory(outdir):
     """Around the start of a new run, up to its first invocation: where it fails (one line) or is
     interrupted there, what it created goes again, so that a wrong invocation leaves nothing
-    behind. What a directory held before stays as it was."""
+    behind (a bug's traceback included). What a directory held before stays as it was."""
     outdir = Path(outdir).resolve()
     first = outdir
     while not first.exists() and not first.parent.exists():
@@ -107,7 +131,7 @@ def new_directory(outdir):
     held = {p.name for p in outdir.iterdir()} if outdir.is_dir() else None
     try:
         yield
-    except (UserError, KeyboardInterrupt):
+    except BaseException:
         from analysis.sweep import steps_loop
 
         steps_loop.release_all(under=outdir)   # its lock files go with it
@@ -186,7 +210,7 @@ def bench(options):
         record = bench.BenchRun.load(outdir)
     else:
         run_options = options_from(options, container=options.container)
-        commands = spec.expand(list(options.commands), run_options)
+        commands = spec.expand(list(options.commands), run_options, options.command_name)
         check_exports(options)
         where = paths.user_results()
         outdir = (options.output or where.root / "bench" / stamp()).resolve()   # benchexec runs in the kit's checkout
@@ -204,10 +228,8 @@ def bench(options):
           file=sys.stderr, flush=True)
     try:
         bench.run_pending(record, outdir)
-    except Interrupted:
-        print(f"timekit: interrupted; finished invocations are kept, continue with: timekit bench --resume --output {outdir}",
-              file=sys.stderr)
-        return 130
+    except Interrupted as e:
+        raise e.continuing(f"timekit bench --resume --output {outdir}") from None
     commands = [spec.Command(**c) for c in record.commands]
     text, figures, extra = report.bench_text(outdir, commands, run_options, verbose=options.verbose)
     redone = steps_loop.redone(record)

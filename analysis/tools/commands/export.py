@@ -2,11 +2,13 @@
 --export-json, --export-markdown, --export-csv in hyperfine's shapes, with the kit's fields beside.
 
 JSON: {"results": [...]} with hyperfine's keys per command (command, mean, stddev, median, user,
-system, min, max, times, exit_codes, parameters; seconds) and the kit's: the invocations (reruns,
-rerun_means, rerun_sizes, rerun_ci), the variance components (cv_within, cv_between,
-between_share, between_p), runs, left_out, executions_per_run, cputime and which column the times
-are (time_column). Beside the results: what BenchExec costs here (benchexec), the definition, and
-for `ab` the verdict rows (comparison). NaN is written as null.
+system, min, max, times, exit_codes, parameters; seconds; command in full) and the kit's: the label
+tables and summaries give it (-n/--command-name, else A, B, ... or #1, #2, ...), the invocations
+(reruns, rerun_means, rerun_sizes, rerun_ci), the variance components (cv_within, cv_between,
+between_share, between_p), runs, left_out, executions_per_run, cputime, which column the times
+are (time_column) and, for `ab`, the runs its table leaves out (uncompared, uncompared_why).
+Beside the results: what BenchExec costs here (benchexec), the definition, and for `ab` the
+verdict rows (comparison: each with its commands in full and their labels). NaN is written as null.
 """
 
 import csv
@@ -17,8 +19,8 @@ import math
 from analysis.tools.commands.output import duration, relative, unit_for
 
 HYPERFINE = ("command", "mean", "stddev", "median", "user", "system", "min", "max", "times", "exit_codes", "parameters")
-KIT = ("name", "column", "runs", "left_out", "executions_per_run", "cputime", "reruns", "rerun_means", "rerun_sizes",
-       "rerun_ci", "cv_within", "cv_between", "between_share", "between_p")
+KIT = ("label", "name", "column", "runs", "left_out", "executions_per_run", "cputime", "reruns", "rerun_means", "rerun_sizes",
+       "rerun_ci", "cv_within", "cv_between", "between_share", "between_p", "uncompared", "uncompared_why")
 
 
 def _clean(value):

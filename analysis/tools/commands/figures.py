@@ -57,6 +57,12 @@ class Figures:
     cv_between: float = math.nan
     between_share: float = math.nan  # share of the variance between invocations (one-way random effects)
     between_p: float = math.nan      # F test that the invocations differ
+    label: str = ""                  # what tables and summaries call it (spec.Command.label; else the command)
+    uncompared: int = 0              # of `runs`, those an A/B table leaves out (a co-located design's), and why:
+    uncompared_why: str = ""         # "sentinel" (its back-to-back pairs) or "together" (once the sentinel flagged it)
+
+    def __post_init__(self):
+        self.label = self.label or self.command   # unlabelled: the command names itself
 
     def to_dict(self):
         return asdict(self)
@@ -128,7 +134,8 @@ def _from_groups(command, groups, wall, cpu, left_out):
     means = [float(g[wall].mean()) for g in groups]
     executions = allof["executions"][np.isfinite(allof["executions"])]
     result = Figures(
-        command=command.text, name=command.name, parameters=dict(command.assignment), column=wall,
+        command=command.text, name=command.name, label=getattr(command, "label", ""),
+        parameters=dict(command.assignment), column=wall,
         times=[float(t) for t in times], mean=float(times.mean()),
         stddev=float(times.std(ddof=1)) if times.size > 1 else math.nan, median=float(np.median(times)),
         min=float(times.min()), max=float(times.max()), user=_mean(allof["exec-user"][np.isfinite(allof["exec-user"])]),

@@ -1,8 +1,9 @@
 """
 What `timekit bench` and `timekit ab 'CMD' 'CMD'` print: hyperfine's blocks per command with the
-kit's line on the invocations, the relative speeds with their test, the A/B verdict table labelled
-by the commands, and what BenchExec costs around each run here (said plainly when a command is
-shorter than that).
+kit's line on the invocations, the relative speeds with their test, the A/B verdict table, and what
+BenchExec costs around each run here (said plainly when a command is shorter than that). A block
+names its command in full, once; everything else names it by its label (A, #1, or -n's name), so
+that a row stays as wide as its numbers.
 """
 
 import math
@@ -12,6 +13,8 @@ import numpy as np
 from analysis.core import fmt
 
 UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+UNCOMPARED = {"sentinel": "back to back for the sentinel's check",   # Figures.uncompared_why
+              "together": "timed together, which the sentinel found to change the cost"}
 
 
 def unit_for(seconds):
@@ -35,7 +38,7 @@ def block(title, f):
              f"  {label}{duration(f.mean, unit)} ± {duration(f.stddev, unit)}{per}    "
              f"[User: {duration(f.user, unit)}, System: {duration(f.system, unit)}]",
              f"  Range (min … max):   {duration(f.min, unit)} … {duration(f.max, unit)}    "
-             f"{f.runs} runs in {f.reruns} invocation{'s' if f.reruns != 1 else ''}"]
+             f"{f.runs} runs in {f.reruns} invocation{'s' if f.reruns != 1 else ''}{_uncompared(f)}"]
     if f.reruns >= 2:
         lines.append(
             f"  Invocations:         means {duration(min(f.rerun_means), unit)} … {duration(max(f.rerun_means), unit)}; "
@@ -52,6 +55,11 @@ def block(title, f):
         lines.append(f"  Exit codes:          {sum(1 for c in f.exit_codes if c)} of {len(f.exit_codes)} run(s) exited "
                      f"non-zero ({', '.join(map(str, failing))}), measured as --ignore-failure asks")
     return "\n".join(lines)
+
+
+def _uncompared(f):
+    """Why the A/B table's n is smaller than the runs counted here ('' where it is not)."""
+    return f" ({f.uncompared} of them {UNCOMPARED[f.uncompared_why]}: not in the table)" if f.uncompared else ""
 
 
 def _pct(fraction, digits=1):
@@ -101,9 +109,9 @@ def summary(figures, paired=False):
     found = relative(figures, paired)
     if not found:
         return ""
-    lines = ["Summary", f"  {found[0][0].command} ran"]
+    lines = ["Summary", f"  {found[0][0].label} ran"]
     for _, other, ratio, low, high, test in found:
-        lines.append(f"    {ratio:.3f} times faster than {other.command} (95 % CI {low:.3f} … {high:.3f}; {test})")
+        lines.append(f"    {ratio:.3f} times faster than {other.label} (95 % CI {low:.3f} … {high:.3f}; {test})")
     return "\n".join(lines)
 
 
@@ -121,11 +129,11 @@ def cost_lines(cost, figures, options, here=True, verbose=True):
             continue
         k = max(2, math.ceil(cost.per_run / max(f.mean, 1e-6)))
         if not verbose:
-            lines.append(f"note: {f.command} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} "
+            lines.append(f"note: {f.label} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} "
                          f"around each run; --repeat {k} runs it {k} times inside one run (--verbose: the trade-off)")
             continue
         lines.append(
-            f"note: {f.command} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} around "
+            f"note: {f.label} takes {duration(f.mean)} a run, less than BenchExec's {duration(cost.per_run)} around "
             "each run: most of the time goes to BenchExec" + (
                 f", and BenchExec's walltime of it holds {duration(cost.in_walltime)} besides the command"
                 if math.isfinite(cost.in_walltime) else "")
@@ -137,7 +145,8 @@ def cost_lines(cost, figures, options, here=True, verbose=True):
 
 
 def verdict_table(rows, labels, markdown=False):
-    """compare's rows with the commands in place of run definition and input."""
+    """compare's rows with the commands' labels ({run definition: 'A → B'}) in place of run
+    definition and input; the blocks above name each command in full once."""
     header = ["base → new", "column", "reruns", "n base", "n new", "base mean", "new mean", "change", "95 % CI",
               "p (Holm)", "between reruns", "verdict"]
     table = [header]

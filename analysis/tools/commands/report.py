@@ -1,5 +1,6 @@
 """From the result files of commands to what is printed and exported (bench and ab share it)."""
 
+import dataclasses
 import sys
 
 from analysis.core.errors import UserError
@@ -24,13 +25,21 @@ def measured(directory, commands, options):
 
 
 def blocks(figures, titles):
+    """hyperfine's block of each command under its title: the one place the command is written in
+    full; tables and summaries below name it by its label, which the title holds."""
     return "\n\n".join(output.block(title, f) for title, f in zip(titles, figures))
+
+
+def bench_title(k, f):
+    """'Benchmark k (LABEL)', as hyperfine's 'Benchmark k'; the automatic label #k adds nothing."""
+    return f"Benchmark {k}" + ("" if f.label == f"#{k}" else f" ({f.label})")
 
 
 def bench_text(directory, commands, options, verbose=True):
     """(text, figures, the export's extra fields) of a finished bench directory."""
+    commands = [c if c.label else dataclasses.replace(c, label=f"#{k}") for k, c in enumerate(commands, start=1)]
     figures, cost = measured(directory, commands, options)
-    parts = [blocks(figures, [f"Benchmark {k}" for k in range(1, len(figures) + 1)])]
+    parts = [blocks(figures, [bench_title(k, f) for k, f in enumerate(figures, start=1)])]
     if len(figures) > 1:
         parts.append(output.summary(figures, paired=True))
     parts.append("\n".join(output.cost_lines(cost, figures, options, verbose=verbose)))

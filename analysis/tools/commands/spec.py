@@ -118,20 +118,66 @@ def assignment_label(assignment):
 @dataclass
 class Command:
     """One concrete command: what runs, its template and parameters, its --prepare (with the same
-    parameters) and its run definition's name."""
+    parameters), its run definition's name, and its label: what tables and summaries call it
+    (its -n/--command-name, else a short automatic one; '' in records older than labels)."""
 
     text: str
     template: str
     assignment: dict
     prepare: str
     name: str
+    label: str = ""
 
 
-def expand(templates, options):
-    """The concrete commands of the templates, in order: each template with every assignment."""
+def names_given(names, count):
+    """hyperfine's -n/--command-name: one per command, in order (None: none given); fewer leave
+    the rest to automatic labels."""
+    names = list(names or ())
+    if len(names) > count:
+        raise CommandError(f"{len(names)} --command-name given for {count} command(s); give at most one per command")
+    if not all(n.strip() for n in names):
+        raise CommandError("--command-name: an empty name; give each command a word or two, e.g. -n old -n new")
+    return names + [None] * (count - len(names))
+
+
+def labelled(name, assignment):
+    """A name for one assignment of the parameters: {NAME} replaced (as hyperfine does), else the
+    assignment added, so that the commands of one template stay apart."""
+    text = substitute(name, assignment)
+    return text if text != name or not assignment else f"{name} {assignment_label(assignment)}"
+
+
+def check_labels(labels):
+    """Labels stand for their commands in tables: two commands must not share one."""
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise CommandError(f"--command-name: {twice[0]!r} would name two commands; give each command its own name")
+
+
+def expand(templates, options, names=None):
+    """The concrete commands of the templates, in order: each template with every assignment;
+    labelled by its name (`names`: -n, one per template), else #1, #2, ... in that order."""
     if not templates or not all(t.strip() for t in templates):
         raise CommandError("give one or more commands, e.g. timekit bench './my-program --fast'")
+    check_text([*templates, options.prepare])
     check_parameters(templates, options)
-    concrete = [(t, a, substitute(t, a)) for t in templates for a in combinations(used_parameters(t, options))]
-    names = unique([slug(text) for _, _, text in concrete])
-    return [Command(text, t, a, substitute(options.prepare, a), name) for (t, a, text), name in zip(concrete, names)]
+    given = names_given(names, len(templates))
+    concrete = [(t, a, substitute(t, a), name) for t, name in zip(templates, given)
+                for a in combinations(used_parameters(t, options))]
+    labels = [labelled(name, a) if name else f"#{k}" for k, (_, a, _, name) in enumerate(concrete, start=1)]
+    check_labels(labels)
+    slugs = unique([slug(text) for _, _, text, _ in concrete])
+    return [Command(text, t, a, substitute(options.prepare, a), name, label)
+            for (t, a, text, _), name, label in zip(concrete, slugs, labels)]
+
+
+def check_text(commands):
+    """Commands as BenchExec can carry them: a definition is XML text, so a byte that is not UTF-8
+    (Python keeps it from argv as a lone surrogate) cannot reach the run; one line says where."""
+    for command in commands:
+        bad = next((k for k, c in enumerate(command or "") if "\udc80" <= c <= "\udcff"), None)
+        if bad is not None:
+            raw = command[bad].encode("utf-8", "surrogateescape")
+            raise CommandError(f"{command.encode('utf-8', 'surrogateescape')!r}: byte {raw!r} at position {bad} is not "
+                               "UTF-8, which a BenchExec definition (XML) cannot hold; put the command in a script and "
+                               "time `sh SCRIPT`")

@@ -40,7 +40,7 @@ def add_parser(commands):
                          help="column to compare (repeatable; default: cputime and walltime, paired: and memory)")
     compare.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     compare.add_argument("--threshold", type=probability, default=0.02,
-                         help="smallest relative change that counts, e.g. 0.02 = 2 %% (default)")
+                         help="smallest relative change that counts, 0.02 or 2%% (the default)")
     compare.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     compare.add_argument("--per-task", action="store_true",
                          help="a one-run-per-task definition rerun on both sides: a row per task, not per task set")

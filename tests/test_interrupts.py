@@ -1,0 +1,134 @@
+"""SIGINT, SIGTERM and SIGHUP stop `timekit ab` and `timekit bench` the same way, at any moment
+(the first execution, the pilot, an invocation), sent to the kit's pid or to its process group:
+within about a second, exit 130, one last line naming the signal and, where something was kept,
+the command that continues this run, which then does; no lock and no process left behind.
+(bisect: tests/test_bisect_interrupts.py.)"""
+
+import fcntl
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.helpers import REPO
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_WITHIN = 3.0   # seconds asserted (the kit aims at one; a shared VM adds its own delays)
+CONTINUE = re.compile(r"continue with: (timekit \S+ --resume --output (\S+))$")
+
+
+def start(args, cwd, log, shell_background=False):
+    """timekit ARGS in a session of its own (so that its group can be signalled alone)."""
+    def ignore_sigint():   # what a non-interactive shell does to its background jobs (POSIX)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return subprocess.Popen([sys.executable, "-m", "analysis.cli", *args], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            preexec_fn=ignore_sigint if shell_background else None)
+
+
+def interrupt(process, signum, to_group, delay):
+    """Send `signum` after `delay` seconds; the seconds the kit took to exit after it."""
+    time.sleep(delay)
+    if process.poll() is not None:
+        return None
+    os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
+    sent = time.monotonic()
+    process.wait(timeout=60)
+    return time.monotonic() - sent
+
+
+def lock_is_free(directory):
+    lock = directory / ".timekit.lock"
+    if not lock.exists():
+        return True
+    with open(lock) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True
+
+
+def left_running(needle, seconds=3.0):
+    """Command lines holding `needle` still running `seconds` after the kit ended (a cgroup that
+    BenchExec kills, or an orphaned stopped group the kernel hangs up, takes a moment)."""
+    deadline = time.monotonic() + seconds
+    while (found := _running(needle)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def _running(needle):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if needle in line and int(pid) != os.getpid():
+            found.append(f"{line} (state {stat[0]}, parent {stat[1]}, group {stat[2]})")
+    return found
+
+
+def check_stopped(process, seconds, log_path, signum):
+    """The common expectations of an interrupted kit; the resume command it names (or None)."""
+    text = log_path.read_text()
+    if seconds is None:   # it had finished before the signal: nothing to check
+        return None
+    print(f"{signal.Signals(signum).name}: exited {seconds:.2f} s after the signal")
+    assert seconds < STOP_WITHIN, text
+    assert process.returncode == 130, text
+    assert "Traceback" not in text, text
+    last = text.strip().splitlines()[-1]
+    assert last.startswith(f"timekit: interrupted ({signal.Signals(signum).name})"), text
+    match = CONTINUE.search(last)
+    return match
+
+
+@pytest.mark.benchexec
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("to_group", (False, True), ids=("pid", "group"))
+def test_ab_stops_on_each_signal_at_any_moment_and_resumes(programs, scratch, signum, to_group):
+    spin = scratch / "spin"   # a copy of its own: the processes left behind are this test's
+    shutil.copy(programs / "spin", spin)
+    out, log_path = scratch / "ab", scratch / "ab.log"
+    delay = random.Random(f"{signum}{to_group}{os.getpid()}").uniform(0.8, 4.0)   # after Python's start-up
+    with open(log_path, "w") as log:
+        process = start(["ab", f"{spin} 20000", f"{spin} 20400", "--reruns", "3", "--output", str(out)], scratch, log)
+        seconds = interrupt(process, signum, to_group, delay)
+    print(f"signal after {delay:.2f} s")
+    resumed = check_stopped(process, seconds, log_path, signum)
+    assert lock_is_free(out)
+    assert not left_running(str(spin)), "a measured command outlived the kit"
+    if seconds is not None and resumed is None:   # stopped before anything was kept: nothing is left
+        assert not out.exists(), log_path.read_text()
+    if resumed:
+        assert resumed.group(2) == str(out)
+        with open(log_path, "w") as log:
+            again = start(resumed.group(1).split()[1:], scratch, log)
+            assert again.wait(timeout=600) in (0, 1, 3), log_path.read_text()
+        assert "verdict:" in log_path.read_text()
+
+
+@pytest.mark.benchexec
+@pytest.mark.parametrize("signum", (signal.SIGTERM, signal.SIGHUP, signal.SIGINT), ids=lambda s: signal.Signals(s).name)
+def test_bench_started_in_a_scripts_background_still_stops(programs, scratch, signum):
+    """A script's background job starts with SIGINT ignored; the kit stops on it all the same, as
+    on SIGTERM and SIGHUP (a CI job's cancel sends one of them to the whole group)."""
+    out, log_path = scratch / "bench", scratch / "bench.log"
+    with open(log_path, "w") as log:
+        process = start(["bench", f"{programs / 'spin'} 20000", "--reruns", "4", "--output", str(out)], scratch, log,
+                        shell_background=True)
+        seconds = interrupt(process, signum, True, 2.5)
+    resumed = check_stopped(process, seconds, log_path, signum)
+    assert lock_is_free(out)
+    if resumed:
+        assert resumed.group(1) == f"timekit bench --resume --output {out}"

@@ -253,7 +253,8 @@ def test_recorded_ab_sets_its_disturbed_invocation_aside_and_too_many_leave_it_u
     copy = scratch / "ab"
     shutil.copytree(RECORDED_AB, copy)
     code, text, data = _ab_report(copy)
-    assert code == 0, text
+    # an A/A pair of 5 fixed invocations whose CI reaches +3.6 %: open, so no pass (exit 3), not busy
+    assert code == 3 and "not excluded either" in text and "busy from outside" not in text.splitlines()[-1], text
     assert data["ab"][0]["disturbed"] == ["rerun2"] and data["busy_from_outside"] == []
     assert "1 of 5 benchexec invocations disturbed from outside, set aside" in text
     assert {r["reruns_base"] for r in data["comparison"]} == {4}
@@ -319,7 +320,7 @@ def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leav
 
     base, new = definitions(scratch, runs=2)
     monkeypatch.setattr(steps_loop.disturbance, "between", _Outside({3}))
-    options = AbOptions(base=str(base), new=str(new), design="separate", reruns=3, output=scratch / "one",
+    options = AbOptions(base=str(base), new=str(new), design="separate", until_decided=False, budget=None, reruns=3, output=scratch / "one",
                         container=False, format="json")
     assert definitions_path.start(options) in (0, 1)
     data = json.loads(capsys.readouterr().out)
@@ -337,3 +338,31 @@ def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leav
     verdict = [line for line in text.splitlines() if line.startswith("verdict:")]
     assert len(verdict) == 1 and "the machine was busy from outside during reruns 1-2" in verdict[0]
     assert verdict[0].endswith("rerun on a quiet machine (exit 3)")
+
+
+@pytest.mark.unit
+def test_outside_work_is_placed_on_cpus_and_judged_where_the_run_ran(monkeypatch):
+    """Each outside process's work lands on the CPU it ran on (at most that CPU's time), steal per
+    CPU, work of processes that came and went is unplaced and counts elsewhere. Once the run's CPUs
+    are known, work on them beyond OWN_LEVEL always disturbs; work elsewhere only a design it is
+    shown to matter to."""
+    monkeypatch.delenv(disturbance.LEVEL_VARIABLE, raising=False)
+    before = Reading(0.0, 100.0, 0.0, 5.0, {7: ("xz", 1, 1.0, 1), 8: ("make", 2, 0.0, 0)}, {0: 0.0, 1: 0.0}, 0.0)
+    after = Reading(10.0, 112.0, 0.5, 6.0, {7: ("xz", 1, 10.0, 1), 8: ("make", 2, 0.5, 0)}, {0: 0.5, 1: 0.0}, 1.0)
+    record = disturbance.between(before, after, load=1.0)
+    # busy 12 - own 1 - kernel threads 1 = 10 s outside: 9 of xz on CPU 1, 0.5 of make on CPU 0, 0.5 unplaced
+    assert record.outside == pytest.approx(10.0)
+    assert record.by_cpu == {"0": pytest.approx(1.0), "1": pytest.approx(9.0)} and record.unplaced == pytest.approx(0.5)
+    assert record.disturbed   # the run's CPUs unknown: judged on the whole machine
+    beside = record.on_cpus((0,), others_matter=False)
+    assert beside.on_run == pytest.approx(0.10) and beside.elsewhere == pytest.approx(0.95)   # 9 + 0.5 unplaced
+    assert beside.disturbed   # 10 % of the run's own CPU taken
+    quiet_own = replace(beside, by_cpu={"0": 0.2, "1": 9.0})
+    assert not quiet_own.disturbed and quiet_own.verdict().startswith("kept: work on other CPUs")
+    assert replace(quiet_own, others_matter=True).disturbed
+    assert "2 % of its CPU 0 taken by outside work, 95 % of the other CPUs" in quiet_own.describe()
+    assert Record.from_dict(quiet_own.to_dict()) == quiet_own
+    moved = disturbance.between(before, Reading(10.0, 125.0, 0.0, 6.0, {7: ("xz", 1, 25.0, 1)}, {0: 0, 1: 0}, 0.0),
+                                load=1.0)
+    # 24 s of xz in 10 s: at most 10 on CPU 1, where it ran last; the other 14 are unplaced
+    assert moved.by_cpu == {"0": pytest.approx(0.0), "1": pytest.approx(10.0)} and moved.unplaced == pytest.approx(14.0)

@@ -107,7 +107,7 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
     finally:
         steps_loop.release(outdir)   # the directory's lock, taken once from the first invocation on
     text, figures, extra = report.render(measured, run_options, options, not_compared)
-    exit_code, reason = report.gate(measured)
+    exit_code, reason = report.gate(measured, options.threshold)
     return outcome(measured, exit_code, reason, options.threshold, time.monotonic() - started, outdir, text,
                    tuple(figures), extra, extra["busy_from_outside"])
 

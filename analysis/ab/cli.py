@@ -17,7 +17,7 @@ from analysis.ab import designs, merged, separate
 from analysis.ab.separate import ABError, percent
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import spec
-from analysis.tools.options import AbOptions
+from analysis.tools.options import DEFAULT_BUDGET, AbOptions
 from analysis.tools.plan.args import duration
 
 COMMANDS_MANIFEST = "commands.json"   # command_pairs.MANIFEST (imported with the commands' path only)
@@ -56,14 +56,20 @@ def add_parser(commands):
     parser.add_argument("new", nargs="?", help="benchmark definition of the candidate, or a shell command")
     parser.add_argument("more", nargs="*", metavar="CMD", help="further shell commands, each compared with the base")
     commands_cli.add_command_options(parser)
-    parser.add_argument("--reruns", type=positive_int, help="reruns (invocations) per side (default 5, with --until-decided 3; 2 at least)")
+    parser.add_argument("--reruns", type=positive_int,
+                        help="a fixed count of reruns (invocations) per side, 2 at least; without it ab runs until every "
+                        "row is decided (3 first, then one more at a time, within --budget); with --until-decided: "
+                        "the count to start from")
     parser.add_argument("--until", type=percent, metavar="PCT", help="then add reruns until every row's 95 %% CI half-width is below PCT percent")
     parser.add_argument("--max-reruns", type=positive_int,
                         help="upper bound on reruns per side with --until or --until-decided (default 20; under a paired "
                         "design with --budget: as many invocations as the budget holds)")
     parser.add_argument("--until-decided", action="store_true",
-                        help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns)")
-    parser.add_argument("--budget", type=duration, help="with --until-decided: time for all invocations, e.g. 15m")
+                        help="add reruns until every row is decided (group-sequential alpha spending up to --max-reruns "
+                        "or --budget): what ab does unless --reruns or --until is given")
+    parser.add_argument("--budget", type=duration,
+                        help=f"time for all invocations while deciding, e.g. 5m (default {DEFAULT_BUDGET / 60:g}m); an "
+                        "answer still open then is 'undecided', exit 3")
     parser.add_argument("--design", choices=("auto", *designs.names()), default="auto",
                         help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
                         "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
@@ -91,11 +97,14 @@ def add_parser(commands):
 
 
 def options(args):
-    """The AbOptions of `timekit ab`'s parsed arguments: the one place argparse's namespace is read."""
+    """The AbOptions of `timekit ab`'s parsed arguments: the one place argparse's namespace is read.
+    ab decides (adds invocations until decided, within --budget) unless --reruns asks a fixed count
+    or --until a CI width; a resume goes on as the run began unless --until-decided is given."""
+    deciding = args.until_decided or (args.reruns is None and args.until is None and not args.resume)
     return AbOptions(
         base=args.base, new=args.new, more=tuple(args.more or ()), **commands_cli.command_options(args),
-        reruns=args.reruns, until=args.until, max_reruns=args.max_reruns, until_decided=args.until_decided,
-        budget=args.budget, design=args.design, seed=args.seed, load=args.load, output=args.output,
+        reruns=args.reruns, until=args.until, max_reruns=args.max_reruns, until_decided=deciding,
+        budget=args.budget if args.budget is not None else DEFAULT_BUDGET if deciding and not args.resume else None, design=args.design, seed=args.seed, load=args.load, output=args.output,
         resume=args.resume, container=not args.no_container, columns=tuple(args.columns or ()), alpha=args.alpha,
         threshold=args.threshold, format=args.format, per_task=args.per_task, verbose=args.verbose,
         command_line=commands_cli.command_line())

@@ -125,7 +125,9 @@ def _measure_and_print(run, outdir, options, note):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
 
     outside = separate.busy(run) if one_side else paired.busy(run, outdir)   # too much outside work: no verdict
-    code, _ = verdict.gate(result.rows, [outside] if outside else ())
+    open_rows = [f"{r.rundefinition} {r.column}: its 95 % CI reaches {100 * (r.ci_high - 1):+.2f} %" for r in result.rows
+                 if verdict.is_open(r.verdict, r.ci_high, options.threshold, bool(run.until_decided))]
+    code, _ = verdict.gate(result.rows, [outside] if outside else (), open_rows=open_rows)
     if options.format == "json":
         data = compare_mod.as_data(result, options.alpha, options.threshold)
         data["ab"] = {"design": run.design, "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
@@ -136,7 +138,11 @@ def _measure_and_print(run, outdir, options, note):
     table = compare_mod.render(result, options.format, options.alpha, options.threshold, method=options.verbose)
     pair = layout.PairText(table, summary(run, verbose=options.verbose), sequential.text,
                          warning=separate.machines_warning(outdir) if one_side else "")
+    comparison = [{"verdict": r.verdict, "ci_high": r.ci_high, "column": r.column, "command": r.rundefinition,
+                   "sequential": bool(run.until_decided)} for r in result.rows]
     last = (verdict.busy_line([outside], code) if outside
-            else "" if options.per_task else compare_mod.verdict_line(result))   # per task: its own verdict line
+            else "" if options.per_task   # per task: its own verdict line
+            else verdict.verdict_line(comparison, False, options.threshold) if open_rows and code != 1
+            else compare_mod.verdict_line(result))
     print(layout.compose([pair], last))
     return code

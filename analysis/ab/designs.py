@@ -26,6 +26,7 @@ class Design(Protocol):
     columns: Optional[tuple]      # what compares shell commands under it (None: BenchExec's columns)
     cmdrun_option: Optional[str]  # how cmdrun runs a pair under it (None: one after the other)
     cpus: int                     # CPUs this process must be allowed
+    others_matter: bool           # work on CPUs its runs do not use disturbs its answer (measured: benchmarks/)
 
     def plan(self, record, rerun: int) -> list: ...
 
@@ -42,6 +43,7 @@ class Separate:
     columns: Optional[tuple] = None
     cmdrun_option: Optional[str] = None
     cpus: int = 1
+    others_matter: bool = True
 
     def plan(self, record, rerun):
         if record.chunks <= 1:
@@ -65,6 +67,9 @@ class Blocks:
     columns: Optional[tuple] = CMDRUN_COLUMNS
     cmdrun_option: Optional[str] = None
     cpus: int = 1
+    # a loop or a compressor on another CPU left its verdicts and CIs as on the quiet machine (and
+    # interleaved's): benchmarks/README.md, "A busy runner"; so such invocations are kept
+    others_matter: bool = False
 
     def plan(self, record, rerun):
         return [Step(load=record.background, rerun=rerun, name=f"rerun{rerun}", condition=record.condition,
@@ -92,6 +97,7 @@ class Duet(Blocks):
     co_located: bool = True
     cmdrun_option: Optional[str] = "--duet"
     cpus: int = 2
+    others_matter: bool = True    # not measured beside other work: set aside as before
 
 
 ALL = (Separate(), Blocks(), Interleaved(), Duet())

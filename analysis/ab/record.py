@@ -5,7 +5,10 @@ design's ab.json, the merged definitions' blocks.json and the shell commands' pa
 extend it; the step loop (analysis.sweep.steps_loop) saves it after every change.
 """
 
+import bz2
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from analysis.ab import designs
 from analysis.sweep import steps_loop
@@ -62,7 +65,36 @@ class AbRecord(StepsRecord):
         return ((f"; {redone} invocation(s) run again after being cut short" if redone else "")
                 + (f"; {self.stopped}" if self.stopped else ""))
 
+    def place(self, step, folder):
+        """Judge the step's outside work on the CPUs its runs used (their cpuCores in its result
+        files) apart from the rest of the machine, as its design asks (Design.others_matter)."""
+        if step.disturbance is None:
+            return
+        cpus = run_cores(folder, step.result_files)
+        if cpus:
+            step.disturbance = step.disturbance.on_cpus(cpus, designs.get(self.design).others_matter)
+
     def plan_reruns(self, first, last):
         """Plan reruns `first` to `last`, both included."""
         for rerun in range(first, last + 1):
             self.plan(rerun)
+
+
+_CORES = re.compile(rb'<column title="cpuCores" value="([0-9,\s-]+)"')
+
+
+def run_cores(folder, result_files):
+    """The CPUs the runs of these BenchExec result files were given (their cpuCores), as ints."""
+    found = set()
+    for name in result_files:
+        try:
+            text = bz2.decompress((Path(folder) / name).read_bytes()) if name.endswith(".bz2") else \
+                (Path(folder) / name).read_bytes()
+        except (OSError, ValueError):
+            continue
+        for value in _CORES.findall(text):
+            for part in value.decode().replace(" ", "").split(","):
+                low, _, high = part.partition("-")
+                if low.isdigit():
+                    found.update(range(int(low), int(high or low) + 1))
+    return tuple(sorted(found))

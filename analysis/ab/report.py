@@ -33,9 +33,12 @@ def busy(measured, name=in_full):
     return [f"{name(m.pair)}: {why}" for m, why in found if why]
 
 
-def gate(measured):
+def gate(measured, threshold):
     """(the exit code, why there is no verdict: '' where there is one) of the measured pairs."""
-    return verdict.gate([r for m in measured for r in m.rows], busy(measured), design_changed(measured))
+    open_rows = [f"{command_pairs.pair_label(m.pair)} {r.column}: its 95 % CI reaches {100 * (r.ci_high - 1):+.2f} %"
+                 for m in measured for r in m.rows
+                 if verdict.is_open(r.verdict, r.ci_high, threshold, bool(m.run.until_decided))]
+    return verdict.gate([r for m in measured for r in m.rows], busy(measured), design_changed(measured), open_rows)
 
 
 def _sides(m, run_options):
@@ -83,7 +86,8 @@ def render(measured, run_options, options, not_compared=()):
                                          m.sequential.text,
                                          report.blocks(base + new, [f"Base ({f.label})" for f in base] + [f"New ({f.label})" for f in new]), warning))
         comparison += [{**asdict(r), "command": commands.get(r.rundefinition, r.rundefinition),
-                        "label": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory)}
+                        "label": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory),
+                        "sequential": bool(m.run.until_decided)}
                        for r in m.rows]
     regressed = any(compare_mod.regressed(m.rows) for m in measured)
     changed, outside = design_changed(measured), busy(measured)

@@ -34,9 +34,10 @@ def run_pending(record, outdir, invoke, line, where=None, after=None, out=sys.st
         return invoke(step, counts[step.name])
 
     def finished(step):
+        record.place(step, (where or (lambda s: (outdir, record.stem)))(step)[0])
+        record.save(outdir)
         done = sum(s.status == "done" for s in record.steps)
-        aside = (f"; disturbed from outside ({step.disturbance.describe()}): set aside"
-                 if step.disturbed and record.sets_aside_disturbed else "")
+        aside = outside_note(step, record.sets_aside_disturbed)
         progress.lines(out).invocation(line(step, counts[step.name]) + aside, done, len(record.steps))
         if after:
             after(step)
@@ -48,3 +49,16 @@ def run_pending(record, outdir, invoke, line, where=None, after=None, out=sys.st
 def resume_command(outdir):
     """The command that continues an interrupted `timekit ab` in OUTDIR (analysis.cli says it last)."""
     return f"timekit ab --resume --output {outdir}"
+
+
+def outside_note(step, sets_aside):
+    """What an invocation's progress line says of the outside work it met, and what was done with
+    it: set aside, or kept where only other CPUs were busy and the design is shown to stay right."""
+    record = step.disturbance
+    if record is None or not record.judged:
+        return ""
+    if step.disturbed and sets_aside:
+        return f"; disturbed from outside ({record.describe()}): set aside"
+    if record.placed and record.elsewhere > record.level:
+        return f"; outside work on other CPUs ({record.describe()}): kept, the design stays right beside it"
+    return ""

@@ -265,10 +265,11 @@ def check_sequential(options):
     if options.until is not None and options.until_decided:
         raise ABError("--until PCT and --until-decided are two rules to stop by: give one of them")
     if options.budget is not None and not options.until_decided:
-        raise ABError("--budget bounds --until-decided: give both (e.g. --until-decided --budget 15m), or neither")
+        raise ABError("--budget bounds the run until decided, which --reruns N (a fixed count) or --until PCT "
+                      "replaces: drop them, or add --until-decided to start from --reruns N")
     if options.max_reruns is not None and options.until is None and not options.until_decided and not options.resume:
-        raise ABError(f"--max-reruns bounds --until or --until-decided; without them ab runs --reruns "
-                      f"({options.reruns or 5}) invocations")
+        raise ABError("--max-reruns bounds the run until decided (or --until PCT), which --reruns N (a fixed count) "
+                      "replaces: drop --reruns, or add --until-decided to start from it")
 
 
 def sequential_verdicts(run, outdir, rows, columns, options):

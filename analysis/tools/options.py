@@ -14,7 +14,8 @@ from typing import Optional
 from analysis.tools.plan.args import FIRST_LOOK
 
 MAX_RERUNS = 20        # --max-reruns by default
-DEFAULT_RERUNS = 5     # --reruns by default (with --until-decided: FIRST_LOOK)
+DEFAULT_RERUNS = 5     # invocations of a fixed count (bench; ab with --until PCT)
+DEFAULT_BUDGET = 120.0  # seconds of invocations `timekit ab` decides in, where --budget is not given
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class AbOptions(CommandOptions):
     reruns: Optional[int] = None        # invocations (a side) to start with; None: reruns_to_start
     until: Optional[float] = None       # --until PCT: a CI half-width in percent
     max_reruns: Optional[int] = None    # None: MAX_RERUNS, and a --budget may set it (budget_sets_max)
-    until_decided: bool = False
-    budget: Optional[float] = None      # seconds for all invocations (--until-decided)
+    until_decided: bool = True          # add invocations until decided (False: --reruns N, --until PCT)
+    budget: Optional[float] = DEFAULT_BUDGET   # seconds for all invocations while deciding
     design: str = "auto"                # auto, blocks, interleaved, duet, separate
     seed: int = 0
     load: int = 0                       # background busy processes around every invocation

@@ -43,7 +43,13 @@ def test_ab_options_are_built_once_from_argv_typed_and_frozen():
     # argparse's defaults are the dataclass's: a caller of analysis.ab.api builds the same options by hand
     defaults = ab_cli.options(parsed("ab", "./a", "./b"))
     assert defaults == AbOptions(base="./a", new="./b", command_line=defaults.command_line)
-    assert defaults.reruns_to_start == 5 and defaults.columns == () and defaults.max_reruns_limit == 20
+    # by default ab decides: the sequential rule's first look, then one more at a time within 2 minutes
+    assert defaults.until_decided and defaults.budget == 120.0 and defaults.reruns_to_start == 3
+    assert defaults.columns == () and defaults.max_reruns_limit == 20
+    fixed = ab_cli.options(parsed("ab", "./a", "./b", "--reruns", "5"))
+    assert not fixed.until_decided and fixed.budget is None and fixed.reruns_to_start == 5
+    resumed = ab_cli.options(parsed("ab", "--resume"))
+    assert not resumed.until_decided and resumed.budget is None   # the run goes on as it began
     given = ab_cli.options(parsed("ab", "./a", "./b", "--until-decided", "--max-reruns", "9", "--reruns", "4"))
     assert (given.max_reruns_limit, given.budget_sets_max, given.reruns_to_start) == (9, False, 4)
 
@@ -106,7 +112,7 @@ def test_compare_commands_runs_what_ab_runs_and_returns_the_verdict(programs, sc
     pilot and choice of design, the first execution, the invocations), without a subprocess."""
     monkeypatch.chdir(scratch)
     out = io.StringIO()
-    options = AbOptions(reruns=3, runs=1, repeat=15)
+    options = AbOptions(until_decided=False, budget=None, reruns=3, runs=1, repeat=15)
     outcome = api.compare_commands(f"{SPIN} 5000", f"{SPIN} 15000", options, scratch / "ab", out=out)
     assert (outcome.verdict, outcome.exit_code, outcome.reason) == ("slower", 1, ""), (outcome, out.getvalue())
     assert outcome.column == "exec-cputime" and 1.3 < outcome.ratio < 3.5, outcome

@@ -104,7 +104,7 @@ def test_a_fifth_design_runs_under_benchexec_as_the_others_do(fifth_design, prog
 
     base, new = definitions(scratch, runs=1)
     out = scratch / "ab"
-    code = definitions_path.start(AbOptions(base=str(base), new=str(new), design="abba", reruns=2, output=out,
+    code = definitions_path.start(AbOptions(base=str(base), new=str(new), design="abba", until_decided=False, budget=None, reruns=2, output=out,
                                             container=False))
     record = json.loads((out / separate.MANIFEST).read_text())
     assert record["design"] == "abba"

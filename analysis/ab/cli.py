@@ -104,7 +104,8 @@ def options(args):
     return AbOptions(
         base=args.base, new=args.new, more=tuple(args.more or ()), **commands_cli.command_options(args),
         reruns=args.reruns, until=args.until, max_reruns=args.max_reruns, until_decided=deciding,
-        budget=args.budget if args.budget is not None else DEFAULT_BUDGET if deciding and not args.resume else None, design=args.design, seed=args.seed, load=args.load, output=args.output,
+        budget=args.budget if args.budget is not None else DEFAULT_BUDGET if deciding and not args.resume else None,
+        design=args.design, seed=args.seed, load=args.load, output=args.output,
         resume=args.resume, container=not args.no_container, columns=tuple(args.columns or ()), alpha=args.alpha,
         threshold=args.threshold, format=args.format, per_task=args.per_task, verbose=args.verbose,
         command_line=commands_cli.command_line())

@@ -12,8 +12,9 @@ Once the CPUs of the invocation's runs are known (`on_cpus`), work on them and o
 machine are judged apart, as shares of those CPUs' time: work on the run's CPUs beyond OWN_LEVEL
 always disturbs it; work elsewhere beyond LEVEL only where the design is not shown to stay right
 beside it (`others_matter`). Unplaced work counts as work elsewhere: on the run's own CPUs it
-shows as its CPU-bound runs waiting (the wall / CPU sign of analysis.sweep.disturbed). Without the run's CPUs, outside work beyond LEVEL CPUs on average
-disturbs it (docs/verdicts.md, "Invocations disturbed from outside").
+shows as its CPU-bound runs waiting (the wall / CPU sign of analysis.sweep.disturbed). Without
+the run's CPUs, outside work beyond LEVEL CPUs on average disturbs it (docs/verdicts.md,
+"Invocations disturbed from outside").
 """
 
 import math

@@ -1,0 +1,25 @@
+"""`timekit ab` with no count given decides: it adds invocations until every row is decided within
+its 2-minute budget, so a 10 % regression never passes the gate with exit 0 for want of
+invocations (an answer still open there is exit 3, not a pass)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+WORKLOAD = REPO / "programs" / "bin" / "workload"
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("kind", ["compute", "stream"])
+def test_a_ten_percent_regression_never_passes_the_default_run(programs, scratch, kind):
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", f"{WORKLOAD} {kind} 1000",
+                           f"{WORKLOAD} {kind} 1100", "--output", str(scratch / "ab")],
+                          cwd=scratch, capture_output=True, text=True, timeout=600)
+    last = done.stdout.strip().splitlines()[-1]
+    assert done.returncode != 0, done.stdout + done.stderr
+    # slower; or, where another job took the run's own CPU, no verdict that says why (never a pass)
+    assert (done.returncode == 1 and last.startswith("verdict: slower")) or (
+        done.returncode == 3 and "busy from outside" in last), done.stdout + done.stderr

@@ -322,7 +322,7 @@ def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leav
     monkeypatch.setattr(steps_loop.disturbance, "between", _Outside({3}))
     options = AbOptions(base=str(base), new=str(new), design="separate", until_decided=False, budget=None, reruns=3, output=scratch / "one",
                         container=False, format="json")
-    assert definitions_path.start(options) in (0, 1)
+    assert definitions_path.start(options) in (0, 1, 3)   # 3 rerun-per-side fixed: the answer may stay open
     data = json.loads(capsys.readouterr().out)
     run = separate.ABRun.load(scratch / "one")
     [aside] = [s for s in run.steps if s.disturbed]

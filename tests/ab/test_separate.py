@@ -97,7 +97,7 @@ def test_ab_alternates_under_benchexec_survives_two_interrupts_and_resumes(progr
     with open(log_path, "w") as log:
         code = finish(start("--resume", "--output", out, "--format", "json", "--column", "cputime", log=log))
     text = log_path.read_text()
-    assert code in (0, 1), text
+    assert code in (0, 1, 3), text   # 3: a few fixed reruns leave the answer open (undecided), no error
     result = json.loads(text[text.index("{"):])
     record = json.loads(manifest.read_text())
     assert all(s["status"] == "done" for s in record["steps"]) and len(record["steps"]) == 6
@@ -136,7 +136,8 @@ def test_ab_of_definitions_takes_paths_relative_to_where_it_runs(programs, scrat
     done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", "base.xml", "new.xml", "--reruns", "2",
                            "--output", "rel", "--column", "cputime"], cwd=scratch, capture_output=True, text=True,
                           timeout=300)
-    assert done.returncode in (0, 1) and "timekit: error" not in done.stderr, done.stderr   # an A/A: a verdict, no error
+    # an A/A of 2 fixed invocations: a verdict, or an answer still open (exit 3, undecided), no error
+    assert done.returncode in (0, 1, 3) and "timekit: error" not in done.stderr, done.stderr
     assert f"results in {scratch / 'rel'}" in done.stderr
     assert len(list((scratch / "rel").glob("blocks.rerun*.results.base.runexec.x.xml.bz2"))) == 2
     assert not (REPO / "rel").exists()

@@ -92,7 +92,7 @@ def test_two_tools_alternate_chunk_by_chunk_and_compare_reads_each_rerun_whole(p
     out = scratch / "ab"
     done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", str(base), str(new), "--reruns", "2", "--output",
                            str(out), "--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3) and "timekit: error" not in done.stderr, done.stderr   # 3: still open
     assert "design: separate in 3 chunks of the task set" in done.stderr
     manifest = json.loads((out / "ab.json").read_text())
     assert manifest["chunks"] == 3

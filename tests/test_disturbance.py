@@ -350,13 +350,17 @@ def test_outside_work_is_placed_on_cpus_and_judged_where_the_run_ran(monkeypatch
     before = Reading(0.0, 100.0, 0.0, 5.0, {7: ("xz", 1, 1.0, 1), 8: ("make", 2, 0.0, 0)}, {0: 0.0, 1: 0.0}, 0.0)
     after = Reading(10.0, 112.0, 0.5, 6.0, {7: ("xz", 1, 10.0, 1), 8: ("make", 2, 0.5, 0)}, {0: 0.5, 1: 0.0}, 1.0)
     record = disturbance.between(before, after, load=1.0)
-    # busy 12 - own 1 - kernel threads 1 = 10 s outside: 9 of xz on CPU 1, 0.5 of make on CPU 0, 0.5 unplaced
+    # busy 12 - own 1 - kernel threads 1 = 10 s outside: 9 of xz on CPU 1, 0.5 of make on CPU 0, 0.5 unplaced;
+    # CPU 0's steal apart
     assert record.outside == pytest.approx(10.0)
-    assert record.by_cpu == {"0": pytest.approx(1.0), "1": pytest.approx(9.0)} and record.unplaced == pytest.approx(0.5)
+    assert record.by_cpu == {"0": pytest.approx(0.5), "1": pytest.approx(9.0)} and record.unplaced == pytest.approx(0.5)
+    assert record.steal_by_cpu == {"0": pytest.approx(0.5), "1": 0.0}
     assert record.disturbed   # the run's CPUs unknown: judged on the whole machine
     beside = record.on_cpus((0,), others_matter=False)
-    assert beside.on_run == pytest.approx(0.10) and beside.elsewhere == pytest.approx(0.95)   # 9 + 0.5 unplaced
-    assert beside.disturbed   # 10 % of the run's own CPU taken
+    assert beside.on_run == pytest.approx(0.05) and beside.elsewhere == pytest.approx(0.95)   # 9 + 0.5 unplaced
+    assert not beside.disturbed   # 5 % of the run's own CPU: at the level, not beyond; 5 % steal is a VM's usual
+    assert replace(beside, by_cpu={"0": 1.0, "1": 9.0}).disturbed   # 10 % taken
+    assert replace(beside, steal_by_cpu={"0": 3.0, "1": 0.0}).disturbed   # 30 % stolen
     quiet_own = replace(beside, by_cpu={"0": 0.2, "1": 9.0})
     assert not quiet_own.disturbed and quiet_own.verdict().startswith("kept: work on other CPUs")
     assert replace(quiet_own, others_matter=True).disturbed

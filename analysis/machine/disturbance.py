@@ -4,13 +4,13 @@ What the machine did besides the kit while a benchexec invocation ran.
 A run that shares the machine with someone else's work is slower for a reason the experiment does
 not vary. So every invocation records the CPU time spent outside the kit's process tree, the time
 a hypervisor stole, the load average and the busiest outside process, and where it ran: per CPU,
-each outside process's work on the CPU it ran on and the hypervisor's steal; work no process can
+each outside process's work on the CPU it ran on, and the hypervisor's steal; work no process can
 be found for (processes that came and went between the readings) is `unplaced`. Kernel threads and
 interrupts are left out: most of them serve the kit's own runs.
 
 Once the CPUs of the invocation's runs are known (`on_cpus`), work on them and on the rest of the
 machine are judged apart, as shares of those CPUs' time: work on the run's CPUs beyond OWN_LEVEL
-always disturbs it; work elsewhere beyond LEVEL only where the design is not shown to stay right
+(or steal there beyond LEVEL: a VM's steady steal is no one's job) always disturbs it; work elsewhere beyond LEVEL only where the design is not shown to stay right
 beside it (`others_matter`). Unplaced work counts as work elsewhere: on the run's own CPUs it
 shows as its CPU-bound runs waiting (the wall / CPU sign of analysis.sweep.disturbed). Without
 the run's CPUs, outside work beyond LEVEL CPUs on average disturbs it (docs/verdicts.md,
@@ -57,7 +57,8 @@ class Record:
     load: float  # 1-minute load average at its end
     busiest: str = ""  # the outside process that used the most CPU, "name (pid N): S s"
     level: float | None = LEVEL  # the level in force when it ran; None: work beside the kit was meant
-    by_cpu: dict = field(default_factory=dict)  # "CPU" -> CPU seconds of outside work and steal there
+    by_cpu: dict = field(default_factory=dict)  # "CPU" -> CPU seconds of outside processes' work there
+    steal_by_cpu: dict = field(default_factory=dict)  # "CPU" -> seconds the hypervisor stole from it
     unplaced: float = 0.0  # CPU seconds of outside work no process could be found for
     run_cpus: tuple = ()  # the CPUs the invocation's runs used (set once known: on_cpus)
     others_matter: bool = True  # whether work on the other CPUs disturbs its design
@@ -103,7 +104,9 @@ class Record:
             return False
         if not self.placed:
             return self.outside_cpus > self.level
-        return self.on_run > min(OWN_LEVEL, self.level) or (self.others_matter and self.elsewhere > self.level)
+        stolen = sum(self.steal_by_cpu.get(str(c), 0.0) for c in self.run_cpus) / (self.seconds * len(self.run_cpus))
+        return (self.on_run > min(OWN_LEVEL, self.level) or stolen > self.level
+                or (self.others_matter and self.elsewhere > self.level))
 
     def on_cpus(self, run_cpus, others_matter):
         """This record with the invocation's CPUs and its design's sensitivity to the others."""
@@ -163,16 +166,15 @@ def read(proc="/proc"):
             steal_by_cpu[int(name[3:])] = int(values[7]) / _TICK
     own = sum(getattr(resource.getrusage(who), part)
               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for part in ("ru_utime", "ru_stime"))
-    processes, kernel, unwaited = _outside_processes(proc)
-    return Reading(time.monotonic(), busy / _TICK, steal / _TICK, own + unwaited, processes, steal_by_cpu, kernel)
+    processes, kernel = _outside_processes(proc)
+    return Reading(time.monotonic(), busy / _TICK, steal / _TICK, own, processes, steal_by_cpu, kernel)
 
 
 def _outside_processes(proc):
     """(pid -> (name, start ticks, CPU seconds, last CPU) of every process in another session than
     the kit's (benchexec, its runs and the kit's busy loads share the kit's session), the CPU
-    seconds of kernel threads, those of the kit's session's processes not yet waited for: the
-    kit's own work that getrusage does not count yet)."""
-    session, found, kernel, unwaited = os.getsid(0), {}, 0.0, 0.0
+    seconds of kernel threads)."""
+    session, found, kernel = os.getsid(0), {}, 0.0
     for pid, text in each_process("stat", proc):
         if b")" not in text:  # gone while read
             continue
@@ -184,10 +186,9 @@ def _outside_processes(proc):
             kernel += cpu
             continue
         if int(fields[3]) == session:
-            unwaited += cpu if pid != os.getpid() else 0.0
             continue
         found[pid] = (name, int(fields[19]), cpu, int(fields[36]) if len(fields) > 36 else -1)
-    return found, kernel, unwaited
+    return found, kernel
 
 
 def between(before, after, load=None):
@@ -195,12 +196,12 @@ def between(before, after, load=None):
     kernel = max(0.0, after.kernel - before.kernel)
     outside = max(0.0, (after.busy - before.busy) - (after.own - before.own) - kernel)
     by_cpu = _by_cpu(before, after)
-    steal = {c: max(0.0, after.steal_by_cpu[c] - before.steal_by_cpu.get(c, 0.0)) for c in after.steal_by_cpu}
-    unplaced = max(0.0, outside - sum(by_cpu.values()) + sum(steal.values()))
+    steal = {str(c): round(max(0.0, after.steal_by_cpu[c] - before.steal_by_cpu.get(c, 0.0)), 3) for c in after.steal_by_cpu}
+    unplaced = max(0.0, outside - sum(by_cpu.values()))
     return Record(seconds=round(after.at - before.at, 3), outside=round(outside, 3),
                   steal=round(after.steal - before.steal, 3),
                   load=_load_average() if load is None else load, busiest=_busiest(before, after), level=level(),
-                  by_cpu=by_cpu, unplaced=round(unplaced, 3))
+                  by_cpu=by_cpu, steal_by_cpu=steal, unplaced=round(unplaced, 3))
 
 
 def _used(before, after):
@@ -213,8 +214,8 @@ def _used(before, after):
 
 
 def _by_cpu(before, after):
-    """"CPU" -> outside CPU seconds and steal there: each outside process's work on the CPU it ran
-    on last (at most that CPU's time), and each CPU's steal."""
+    """"CPU" -> outside CPU seconds there: each outside process's work on the CPU it ran on last (at
+    most that CPU's time)."""
     cpus = sorted(after.steal_by_cpu)
     if not cpus:
         return {}
@@ -224,8 +225,7 @@ def _by_cpu(before, after):
             placed[where] += used
     seconds = max(0.0, after.at - before.at)
     placed = {c: min(used, seconds) for c, used in placed.items()}   # a process that moved ran on others too
-    return {str(c): round(placed[c] + max(0.0, after.steal_by_cpu[c] - before.steal_by_cpu.get(c, 0.0)), 3)
-            for c in cpus}
+    return {str(c): round(placed[c], 3) for c in cpus}
 
 
 def _busiest(before, after):

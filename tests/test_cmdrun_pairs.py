@@ -208,7 +208,7 @@ def test_cmdrun_duet_keeps_the_shorter_sides_core_busy_until_the_other_ends(prog
     two_cpus()
     marks = tmp_path / "marks"
     short = f"echo started >> {marks}; echo short; sleep 0.2345"
-    code, out, err = cmdrun("--duet", "--repeat", "2", "--", short, "---", "sleep 0.5")
+    code, out, err = cmdrun("--output", "inherit", "--duet", "--repeat", "2", "--", short, "---", "sleep 0.5")
     assert code == 0, err
     executions, _ = parsed(out)
     a = [e for e in executions if e["side"] == "a"]
@@ -280,7 +280,7 @@ def test_cmdrun_interleave_gives_the_shorter_sides_turns_to_a_filler(programs, t
     one ends: the longer side's tail is interleaved as the rest was, and the filler is killed then."""
     marks = tmp_path / "marks"
     short = f"echo started >> {marks}; echo short; {SPIN} 2345"
-    code, out, err = cmdrun("--interleave", "--repeat", "2", "--", short, "---", f"{SPIN} 200000")
+    code, out, err = cmdrun("--output", "inherit", "--interleave", "--repeat", "2", "--", short, "---", f"{SPIN} 200000")
     assert code == 0, err
     executions, _ = parsed(out)
     assert len(executions) == 4 and all(e["status"] == 0 for e in executions)

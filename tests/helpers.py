@@ -80,3 +80,16 @@ def figures_not_drawn():
         yield
     finally:
         plots.to_png, cores_plots.to_png = saved
+
+
+def no_lock_held(directory):
+    """Whether every .timekit.lock in or under `directory` is free (no timekit holds it)."""
+    import fcntl
+
+    for lock in Path(directory).rglob(".timekit.lock"):
+        with open(lock) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+    return True

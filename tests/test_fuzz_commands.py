@@ -7,7 +7,6 @@ traceback, one `timekit: error:` line when it refuses, and no lock left held.
 The bad-input half (wrong options and arguments of ab, bench and bisect) runs no measurement: each
 case is one line and exit 2."""
 
-import fcntl
 import os
 import shlex
 import signal
@@ -18,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import REPO
+from tests.helpers import REPO, no_lock_held
 
 # each example starts BenchExec (a few seconds): few examples, the same ones on every run (CI)
 FEW = settings(max_examples=int(os.environ.get("TIMEKIT_FUZZ_EXAMPLES", "6")), deadline=None,
@@ -57,16 +56,6 @@ def timekit(*args, cwd, timeout=600):
                           cwd=cwd, capture_output=True, timeout=timeout, start_new_session=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
-
-
-def no_lock_held(directory):
-    for lock in directory.rglob(".timekit.lock"):
-        with open(lock) as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False
-    return True
 
 
 def check_answer(code, out, err, directory):

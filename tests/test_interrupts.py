@@ -4,7 +4,6 @@ within about a second, exit 130, one last line naming the signal and, where some
 the command that continues this run, which then does; no lock and no process left behind.
 (bisect: tests/test_bisect_interrupts.py.)"""
 
-import fcntl
 import os
 import random
 import re
@@ -16,7 +15,7 @@ import time
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, no_lock_held
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 STOP_WITHIN = 3.0   # seconds asserted (the kit aims at one; a shared VM adds its own delays)
@@ -42,18 +41,6 @@ def interrupt(process, signum, to_group, delay):
     sent = time.monotonic()
     process.wait(timeout=60)
     return time.monotonic() - sent
-
-
-def lock_is_free(directory):
-    lock = directory / ".timekit.lock"
-    if not lock.exists():
-        return True
-    with open(lock) as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-    return True
 
 
 def left_running(needle, seconds=3.0):
@@ -106,7 +93,7 @@ def test_ab_stops_on_each_signal_at_any_moment_and_resumes(programs, scratch, si
         seconds = interrupt(process, signum, to_group, delay)
     print(f"signal after {delay:.2f} s")
     resumed = check_stopped(process, seconds, log_path, signum)
-    assert lock_is_free(out)
+    assert no_lock_held(out)
     assert not left_running(str(spin)), "a measured command outlived the kit"
     if seconds is not None and resumed is None:   # stopped before anything was kept: nothing is left
         assert not out.exists(), log_path.read_text()
@@ -129,6 +116,6 @@ def test_bench_started_in_a_scripts_background_still_stops(programs, scratch, si
                         shell_background=True)
         seconds = interrupt(process, signum, True, 2.5)
     resumed = check_stopped(process, seconds, log_path, signum)
-    assert lock_is_free(out)
+    assert no_lock_held(out)
     if resumed:
         assert resumed.group(1) == f"timekit bench --resume --output {out}"

@@ -160,18 +160,24 @@ def _running(manifest, name):
     return any(s["name"] == name and s["status"] == "running" for s in steps)
 
 
-def _busy_loop_during(process, manifest, name):
+def _busy_loop_during(process, manifest, name, every_cpu=False):
     """Another job, a shell loop in a session of its own, while step `name` of `manifest` runs;
-    then `process`'s output. Returns (the loop's pid, the output)."""
+    then `process`'s output. Returns (the loops' pids, the output). `every_cpu`: one loop pinned to
+    each CPU, so that one shares the run's CPU wherever BenchExec put it (an unpinned loop goes to
+    an idle CPU, which a paired design is shown to tolerate)."""
     try:
         assert _wait_for(lambda: _running(manifest, name), 120)
-        loop = subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True)
+        cpus = sorted(os.sched_getaffinity(0)) if every_cpu else [None]
+        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
+                                  preexec_fn=None if cpu is None else (lambda cpu=cpu: os.sched_setaffinity(0, {cpu})))
+                 for cpu in cpus]
         try:
             _wait_for(lambda: not _running(manifest, name), 120)
         finally:
-            loop.kill()
-            loop.wait()
-        return loop.pid, process.communicate(timeout=300)[0]
+            for loop in loops:
+                loop.kill()
+                loop.wait()
+        return [loop.pid for loop in loops], process.communicate(timeout=300)[0]
     finally:
         process.kill()
 
@@ -186,7 +192,7 @@ def test_a_busy_loop_started_during_a_sweep_is_caught_and_its_invocation_set_asi
                               "--reruns", "3", "--output", str(out)], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, env={k: v for k, v in os.environ.items()
                                                                        if k != disturbance.LEVEL_VARIABLE})
-    loop, output = _busy_loop_during(sweep, out / "sweep.json", "load0-rerun2")
+    [loop], output = _busy_loop_during(sweep, out / "sweep.json", "load0-rerun2")
     assert sweep.returncode == 0, output
     steps = {s.name: s for s in Sweep.load(out).steps}
     assert steps["load0-rerun2"].disturbed, steps["load0-rerun2"].disturbance
@@ -223,10 +229,11 @@ def test_ab_sets_an_invocation_that_met_a_busy_loop_aside_and_says_so(programs, 
     ab = subprocess.Popen([sys.executable, "-m", "analysis.cli", "ab", f"{spin} 20000", f"{spin} 20000", "--design", "blocks",
                            "--reruns", "5", "--output", str(out), "--export-json", str(scratch / "ab.json")],
                           cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    loop, output = _busy_loop_during(ab, out / "paired.json", "rerun2")
-    assert ab.returncode == 0, output
+    loops, output = _busy_loop_during(ab, out / "paired.json", "rerun2", every_cpu=True)
+    assert ab.returncode in (0, 3), output   # an A/A of four fixed invocations may stay open: exit 3
     line = next(line for line in output.splitlines() if line.lstrip().startswith("invocation 2:"))
-    assert "disturbed from outside" in line and f"(pid {loop})" in line and "set aside (2/5 invocations)" in line
+    assert "disturbed from outside" in line and "set aside (2/5 invocations)" in line, line
+    assert any(f"(pid {loop})" in line for loop in loops), line
     assert "1 of 5 benchexec invocations disturbed from outside, set aside" in output
     data = json.loads((scratch / "ab.json").read_text())
     assert data["ab"][0]["disturbed"] == ["rerun2"] and data["busy_from_outside"] == []
@@ -282,8 +289,8 @@ def test_ab_separate_moves_an_invocation_that_met_a_busy_loop_out_of_its_side(pr
     ab = subprocess.Popen([sys.executable, "-m", "analysis.cli", "ab", f"{spin} 20000", f"{spin} 20000", "--design",
                            "separate", "--reruns", "3", "--output", str(out), "--export-json", str(scratch / "ab.json")],
                           cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    loop, output = _busy_loop_during(ab, out / "ab.json", "base-rerun2")
-    assert ab.returncode == 0, output
+    [loop], output = _busy_loop_during(ab, out / "ab.json", "base-rerun2")
+    assert ab.returncode in (0, 3), output   # an A/A of two and three fixed invocations may stay open
     line = next(line for line in output.splitlines() if line.lstrip().startswith("base rerun 2:"))
     assert "disturbed from outside" in line and f"(pid {loop})" in line and "set aside" in line
     assert "1 of 6 benchexec invocations disturbed from outside, set aside" in output

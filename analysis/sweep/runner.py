@@ -73,15 +73,17 @@ class BackgroundLoad:
         return False
 
 
-def _kill_group(process, grace=0.0):
+def _kill_group(process, grace=0.0, hangup=None):
     """Kill a process started in a process group of its own (os.setpgrp) and everything in its group.
 
     With a grace period, only the group's leader gets SIGTERM first: benchexec (through its guard)
     then stops its runs and writes its results itself. Signalling the whole group would also kill
     the process that holds its tool-info module, and benchexec would then wait for it forever
     before exiting. Still there after it, the leader gets SIGHUP: a guard then kills what is below
-    it in other groups too (benchexec's runs), a busy process just ends."""
-    for signum, seconds in ((signal.SIGTERM, grace), (signal.SIGHUP, 5 if grace else 0)):
+    it in other groups too (benchexec's runs), a busy process just ends; `hangup` sets how long
+    that may take (5 s after a grace period, else none)."""
+    hangup = (5 if grace else 0) if hangup is None else hangup
+    for signum, seconds in ((signal.SIGTERM, grace), (signal.SIGHUP, hangup)):
         if process.poll() is None and seconds:
             try:
                 process.send_signal(signum)
@@ -166,6 +168,11 @@ def run_step(experiment, sweep, step, outdir, progress):
         try:
             _follow(process, log_path, lambda: progress.run_finished(label))
             return process.returncode
+        except BaseException:
+            # interrupted: the invocation runs again on resume, so its results are not waited for (the
+            # user asked to stop now); SIGHUP has the guard kill benchexec's runs at once
+            _kill_group(process, hangup=1)
+            raise
         finally:
             # benchexec turns SIGTERM into killing its runs and writing what finished
             _kill_group(process, grace=30)

@@ -73,11 +73,11 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
     # and +10.7 % (CI +0.2 … +22.1 %) for 20 %, rightly "undecided" by the sequential rule. The kit
     # adds invocations until decided; the test's margin keeps it from depending on the VM's quiet.
     # Its verdict is cputime's: deciding walltime's row too (the default columns) kept it adding
-    # invocations for longer on a loaded machine (55 s). --max-reruns 5: the alpha spent at the first
-    # look (M = 3) lets a 50 % change decide there while rerun means vary by up to ~16 % (~10 % with
-    # M_max 8, which took 4-5 pairs under load); at M = 5 it still decides up to ~30 %.
+    # invocations for longer on a loaded machine (55 s). No --max-reruns: on a CI host whose CPU time
+    # varied by 35 % within an invocation (241 … 634 ms for one loop), M = 5 left +42.6 % open (p 0.043
+    # against 0.039); ab decides by default and adds invocations within its budget instead.
     base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 3 // 2)
-    code, text = timekit("ab", base, new, "--design", "separate", "--until-decided", "--column", "cputime", "--max-reruns", "5",
+    code, text = timekit("ab", base, new, "--design", "separate", "--column", "cputime", "--budget", "3m",
                          "--runs", "5", "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
     assert code == 1, text
     assert "every row decided after" in text or "decided at" in text, text
@@ -103,14 +103,15 @@ def test_ab_of_one_build_on_both_sides_says_same_exits_0_and_resumes_by_the_comm
     # identical sides: a calibrated test says slower or faster in alpha of the cases; 0.01 keeps this one from flaking
     code, text = timekit("ab", base, base, "--design", "separate", "--reruns", "3", "--runs", "5", "--alpha", "0.01",
                          "-n", "before", "-n", "after", "--output", scratch / "ab", cwd=scratch)
-    assert code == 0, text
+    assert code in (0, 3), text   # three fixed invocations may leave it open (exit 3), never slower
     assert "Base (before): ./loop-a" in text and "New (after): ./loop-a" in text
     rows = text[text.index("base → new"):].split("\n\n")[0].splitlines()[1:]
     assert len(rows) == 2 and all(row.startswith("before → after") and row.rstrip().endswith("~") for row in rows), text
-    assert "verdict: no significant slowdown" in text
+    assert "no significant slowdown" in next(line for line in text.splitlines() if line.startswith("verdict:"))
     # nothing left to run: --resume prints the same verdict, labelled by the commands
+    first = code
     code, again = timekit("ab", "--resume", "--output", scratch / "ab", "--alpha", "0.01", cwd=scratch)
-    assert code == 0 and again[again.index("base → new"):].split("\n\n")[0] == text[text.index("base → new"):].split("\n\n")[0]
+    assert code == first and again[again.index("base → new"):].split("\n\n")[0] == text[text.index("base → new"):].split("\n\n")[0]
     # the sides are ordinary result directories
     code, compared = timekit("compare", scratch / "ab" / "base", scratch / "ab" / "new", "--alpha", "0.01", "--format", "json",
                              cwd=REPO)   # the same alpha as above: at 0.05 an A/A pair fails the gate in 5 % of the cases

@@ -285,7 +285,9 @@ def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(pro
     code, same = timekit("ab", base, base, "--design", "blocks", "--reruns", "3", "--runs", "1", "--repeat", "15", "--alpha", "0.01",
                          "--until-decided", "--max-reruns", "3", "--output", scratch / "aa", "--export-json",
                          scratch / "aa.json", cwd=scratch)
-    assert code == 0 and "verdict: no significant slowdown" in same, same
+    # three invocations may leave the A/A open: undecided (exit 3), never a slowdown
+    rows_decided = all(r["verdict"] == "~" for r in json.loads((scratch / "aa.json").read_text())["ab"][0]["sequential"]["rows"])
+    assert code == (0 if rows_decided else 3) and "no significant slowdown" in same, same
     # the sequential verdicts travel as data: each row's verdict, cost, and what would decide it
     rows = json.loads((scratch / "aa.json").read_text())["ab"][0]["sequential"]["rows"]
     assert [r["row"] for r in rows] == ["command / run (exec-cputime)", "command / run (exec-walltime)"]
@@ -305,7 +307,7 @@ def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(pro
 def test_duet_runs_the_sides_on_two_cores_swapped_every_other_pair(programs, scratch):
     code, text = timekit("ab", f"{SPIN} 2000", f"{SPIN} 2000", "--duet", "--reruns", "2", "--runs", "1", "--repeat", "4",
                          "--output", scratch / "ab", "--format", "json", cwd=scratch)
-    assert code in (0, 1), text
+    assert code in (0, 1, 3), text   # two fixed invocations: any verdict, open ones included
     data = json.loads(text[text.index("{"):])
     assert data["ab"][0]["design"] == "duet" and "two cores" in data["ab"][0]["summary"]
     assert "duet A/A on this machine" in data["ab"][0]["summary"] and (scratch / "results" / paired_summary.DUET_AA).is_file()

@@ -54,6 +54,7 @@ class Row:
     left_out_new: dict = field(default_factory=dict)
     tasks: int = 0                        # unit "task set": tasks valid in every invocation of both sides
     pair_ratios: list = field(default_factory=list)   # unit "task set": geometric mean ratio per invocation pair
+    interval: str = ""                    # "repeated": the CI is the sequential rule's (ab_looks.apply)
 
 
 @dataclass
@@ -259,6 +260,12 @@ def legend(rows, alpha, threshold):
     if "run" in units:
         text += (" Rows with 1 rerun on a side: runs are the unit (Welch t and Mann-Whitney U on the runs, "
                  f"bootstrap CI of the ratio of means): {ONE_INVOCATION}.")
+    if any(r.interval == "repeated" for r in rows):
+        text += (" Rows decided sequentially (ab's default, --until-decided): verdict and CI are the sequential rule's, "
+                 "the CI its repeated interval at the look where it stopped (at that look's boundary level), which "
+                 "keeps 95 % over all looks wherever the rule stops (a row decided '~' was decided by two one-sided tests, "
+                 "on the narrower interval at 1 - 2 x that level, which lies inside ±threshold); the p column stays the "
+                 "fixed-sample test's.")
     return text
 
 

@@ -9,6 +9,7 @@ A look reads the A/B directory as compare would and runs the group-sequential ru
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,12 +75,17 @@ def _task_set_series(outdir, columns):
 
 
 def apply(rows, looks):
-    """Put the sequential verdicts into compare's rows ('undecided' where the rule has not decided)."""
+    """Put the sequential verdicts into compare's rows ('undecided' where the rule has not decided),
+    with the rule's repeated interval as their CI: the one the verdict was taken on, and one that
+    keeps its level at whatever look the rule stopped."""
     by_label = {r.row: r.decision for r in looks}
     for row in rows:
         d = by_label.get(f"{row.rundefinition} / {row.input} ({row.column})")
         if d is not None:
             row.verdict = d.verdict if d.decided else "undecided"
+            if all(map(math.isfinite, d.two_sided)):
+                row.ci_low, row.ci_high = d.two_sided
+                row.interval = "repeated"
 
 
 def decided(looks):

@@ -78,6 +78,10 @@ class Decision:
     rci_low: float         # repeated confidence interval of the ratio at level `confidence`
     rci_high: float
     confidence: float = math.nan   # 1 - level; 1 - 2 level for "~" (the interval of the two one-sided tests)
+    # the two-sided repeated interval at 1 - level, also for "~": what a row shows as its CI once the
+    # rule stopped, because it keeps its level whatever look the rule stopped at (the fixed-sample
+    # interval at the stopping look does not: stopping early selects looks whose spread was small)
+    two_sided: tuple = (math.nan, math.nan)
 
 
 def decide(base_means, new_means, level, threshold):
@@ -96,11 +100,11 @@ def decide(base_means, new_means, level, threshold):
     low, high = ratio - half, ratio + half
     p = float(test.pvalue) if math.isfinite(test.pvalue) else 1.0
     if p < level and abs(ratio - 1) > threshold:
-        return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level)
+        return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level, (low, high))
     half = _one_sided(half, level, test.df)
     if 1 - threshold < ratio - half and ratio + half < 1 + threshold:
-        return Decision("~", True, m, p, level, ratio, ratio - half, ratio + half, 1 - 2 * level)
-    return Decision("", False, m, p, level, ratio, low, high, 1 - level)
+        return Decision("~", True, m, p, level, ratio, ratio - half, ratio + half, 1 - 2 * level, (low, high))
+    return Decision("", False, m, p, level, ratio, low, high, 1 - level, (low, high))
 
 
 def run_sequence(base_means, new_means, alpha, threshold, max_reruns, start=START):
@@ -141,11 +145,12 @@ def decide_paired(log_ratios, level, threshold):
     mean, half, p = stats.log_ratio_t(x, level)
     ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
     if p < level and abs(ratio - 1) > threshold:
-        return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level)
+        return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level, (low, high))
     half = _one_sided(half, level, m - 1)
     if 1 - threshold < math.exp(mean - half) and math.exp(mean + half) < 1 + threshold:
-        return Decision("~", True, m, p, level, ratio, math.exp(mean - half), math.exp(mean + half), 1 - 2 * level)
-    return Decision("", False, m, p, level, ratio, low, high, 1 - level)
+        return Decision("~", True, m, p, level, ratio, math.exp(mean - half), math.exp(mean + half), 1 - 2 * level,
+                        (low, high))
+    return Decision("", False, m, p, level, ratio, low, high, 1 - level, (low, high))
 
 
 def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START):

@@ -166,11 +166,13 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     if design == "auto":
         threshold = plan.get("threshold", 0.02)
         remembered = choices.key(rundefinition, options, threshold)
+        stale = choices.stale(remembered)
         choice = pilot.choose(rundefinition, options, columns, threshold, choices.recall(remembered))
         if choice.check is not None and not choice.recorded:
             where = choices.remember(remembered, choice.design, choice.why, choice.check.to_dict())
+            again = f"{stale}; " if stale else ""
             choice = pilot.Choice(choice.design, choice.alone, choice.check,
-                                  f"{choice.why}; kept in {where} for this pair's later runs here")
+                                  f"{choice.why}; {again}kept in {where} for this pair's later runs here")
     else:
         choice = pilot.Choice(design, pilot.time_alone(rundefinition, options))
         if designs.get(design).co_located and choice.alone.threaded:

@@ -4,6 +4,7 @@ flagged design ends (never exit 0 on its co-located pairs)."""
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from analysis.tools.commands import executions, spec
-from analysis.ab import choices, colocation, paired, pilot, sentinel
+from analysis.ab import choices, colocation, fingerprint, paired, pilot, sentinel
 from tests.helpers import REPO, run_isolated
 
 SPIN = REPO / "programs" / "bin" / "spin"
@@ -184,11 +185,113 @@ def test_a_choice_is_kept_per_pair_and_threshold(scratch):
     options = spec.Options(cwd=str(scratch))
     pair = {"base": "./a", "new": "./b", "prepare": ""}
     one, other = choices.key(pair, options, 0.02), choices.key(pair, options, 0.01)
-    assert choices.recall(one, scratch) is None
+    assert choices.recall(one, scratch) is None and choices.stale(one, scratch) == ""
     choices.remember(one, "interleaved", "shown harmless", {"design": "interleaved"}, scratch)
     assert choices.recall(one, scratch)["design"] == "interleaved" and choices.recall(other, scratch) is None
     (scratch / choices.FILE).write_text("not json")
     assert choices.recall(one, scratch) is None   # an unreadable record: piloted again
+
+
+def script(path, body):
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.unit
+def test_a_choice_is_kept_per_content_of_the_programs_and_files_the_commands_name(scratch):
+    options = spec.Options(cwd=str(scratch))
+    pair = {"base": "./a data", "new": "sh -c 'exit 0' < data", "prepare": ""}
+    key = lambda: choices.key(pair, options, 0.02)   # noqa: E731
+    script(scratch / "a", "exec spin 2000")
+    (scratch / "data").write_text("1 2 3")
+    first = key()
+    assert set(first.content) == {"./a", "data", "sh"}   # sh found on PATH; 'exit 0' and -c name no file
+    assert key() == first and key().content == first.content
+    script(scratch / "a", "exec chase 2000")   # another program behind the same path
+    assert key().content != first.content and key().question == first.question
+    script(scratch / "a", "exec spin 2000")
+    (scratch / "data").write_text("1 2 4")     # the input changed
+    assert key().content != first.content
+    (scratch / "data").write_text("1 2 3")
+    assert key().content == first.content
+
+
+@pytest.mark.unit
+def test_a_symlinked_program_is_keyed_by_its_target_and_output_targets_are_left_out(scratch):
+    options = spec.Options(cwd=str(scratch))
+    script(scratch / "v1", "exec spin 2000")
+    script(scratch / "v2", "exec spin 2400")
+    (scratch / "out").write_text("old")
+    (scratch / "prog").symlink_to("v1")
+    pair = {"base": "./prog > out", "new": "./prog 2> out", "prepare": ""}
+    first = choices.key(pair, options, 0.02)
+    assert set(first.content) == {"./prog"}
+    (scratch / "out").write_text("written by the command")
+    assert choices.key(pair, options, 0.02) == first
+    (scratch / "prog").unlink()
+    (scratch / "prog").symlink_to("v2")
+    assert choices.key(pair, options, 0.02).content != first.content
+    unsplit = {"base": "./prog 'unbalanced", "new": "./prog", "prepare": ""}
+    assert set(choices.key(unsplit, options, 0.02).content) == {"./prog"}   # its string alone keys it
+
+
+@pytest.mark.unit
+def test_a_file_beyond_the_whole_hash_is_keyed_by_its_head_size_and_mtime(scratch, monkeypatch):
+    monkeypatch.setattr(fingerprint, "WHOLE", 4)
+    big = scratch / "big"
+    big.write_bytes(b"headtail")
+    first, written = fingerprint.digest(big), big.stat().st_mtime_ns
+    big.write_bytes(b"headTAIL")
+    os.utime(big, ns=(written, written))
+    assert fingerprint.digest(big) == first            # beyond the head, with the same size and mtime: not seen
+    os.utime(big, ns=(written, written + 10**9))
+    assert fingerprint.digest(big) != first            # written since
+    big.write_bytes(b"HEADtail")
+    os.utime(big, ns=(written, written))
+    assert fingerprint.digest(big) != first            # another head
+    assert fingerprint.digest(scratch / "gone") == ""
+
+
+@pytest.mark.unit
+def test_a_kept_choice_over_other_content_is_piloted_again_and_says_which_file_changed(scratch):
+    options = spec.Options(cwd=str(scratch))
+    pair = {"base": "./a", "new": "./b", "prepare": ""}
+    script(scratch / "a", "exec spin 2000")
+    script(scratch / "b", "exec spin 2000")
+    kept = choices.key(pair, options, 0.02)
+    choices.remember(kept, "interleaved", "shown harmless", {"design": "interleaved"}, scratch)
+    assert choices.recall(choices.key(pair, options, 0.02), scratch)["design"] == "interleaved"
+    script(scratch / "a", "exec chase 2000")   # the same name, a pointer chase
+    changed = choices.key(pair, options, 0.02)
+    assert choices.recall(changed, scratch) is None
+    date = json.loads((scratch / choices.FILE).read_text())[kept.question]["date"]
+    assert choices.stale(changed, scratch) == f"piloted again: ./a changed since the kept choice of {date}"
+    # a record from before content was kept: not taken, and the reason says why
+    data = json.loads((scratch / choices.FILE).read_text())
+    del data[kept.question]["content"]
+    (scratch / choices.FILE).write_text(json.dumps(data))
+    assert choices.recall(kept, scratch) is None
+    assert "did not record what the commands' files held" in choices.stale(kept, scratch)
+
+
+@pytest.mark.timing
+def test_auto_pilots_again_when_a_script_behind_the_same_name_changed(programs, scratch):
+    def ab(name):
+        code, output = timekit("ab", "./a", "./b", "--reruns", 2, "--format", "json", "--output", scratch / name,
+                               cwd=scratch)
+        assert code in (0, 1, 3) and "{" in output, output[-3000:]   # the verdict is not this test's
+        data, _ = json.JSONDecoder().raw_decode(output[output.index("{"):])   # "nothing compared" may follow it
+        return data["ab"][0]["design_why"]
+
+    script(scratch / "a", f"exec {SPIN} 2000")
+    script(scratch / "b", f"exec {SPIN} 2400")
+    first = ab("first")
+    assert "kept in" in first and "piloted again" not in first, first
+    script(scratch / "a", f"exec {SPIN} 2100")   # tonight's build behind the same name
+    again = ab("second")
+    assert "piloted again: ./a changed since the kept choice of" in again and "kept in" in again, again
+    assert ab("third").startswith("auto: as a pilot chose for this pair here on")
 
 
 @pytest.mark.timing

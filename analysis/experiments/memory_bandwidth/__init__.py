@@ -32,5 +32,7 @@ EXPERIMENT = Experiment(
     requires={"*": "numactl"},
     adapt=node_pairs,
     default_reps=3,
-    presets={"quick": Preset(reps=3, loads=(0,), reruns=3)},  # ~15 s: three invocations, as every preset
+    # three invocations, as every preset, of one run each: a run is STREAM's 10 trials over arrays of
+    # 4 x the LLC, 1 s on a 32 MiB LLC, 16 s on a 260 MiB one (3 x 1 GiB; 50 s the preset in all)
+    presets={"quick": Preset(reps=1, loads=(0,), reruns=3)},
 )

@@ -166,8 +166,9 @@ def test_drift_between_reruns_is_not_a_change_and_an_eight_percent_slowdown_fail
         slower = reruns(tmp_path / f"{seed}" / "slower", rng, level=1.08, minute=200)
         code, aa = compare_json(base, same)
         [row] = aa["rows"]
-        assert code in (0, 1) and (row["unit"], row["reruns_base"], row["n_base"]) == ("rerun", 5, 150), row
-        changed += row["verdict"] != "~"
+        # 3: the test and the interval disagreed (undecided), which is no verdict of a change either
+        assert code in (0, 1, 3) and (row["unit"], row["reruns_base"], row["n_base"]) == ("rerun", 5, 150), row
+        changed += row["verdict"] in ("slower", "faster")
         shares.append(row["between_share"])
         code, ab = compare_json(base, slower)
         failed += code == 1 and ab["rows"][0]["verdict"] == "slower"
@@ -264,8 +265,14 @@ def test_memory_rows_are_larger_or_smaller_not_slower_or_faster():
 
     from analysis.tools.compare import repeated
 
-    rows = [SimpleNamespace(column=c, welch_p=1e-9, ratio=r) for c, r in
+    rows = [SimpleNamespace(column=c, welch_p=1e-9, ratio=r, ci_low=r - 0.05, ci_high=r + 0.05) for c, r in
             (("memory", 1.2), ("memory", 0.8), ("cputime", 1.2))]
     repeated._judged(SimpleNamespace(rows=rows), 0.05, 0.02)
     assert [r.verdict for r in rows] == ["larger", "smaller", "slower"]
+    # a test and an interval that disagree leave the row undecided: never 'slower' beside an interval across 1
+    torn = [SimpleNamespace(column="cputime", welch_p=1e-9, ratio=1.2, ci_low=0.98, ci_high=1.4),
+            SimpleNamespace(column="cputime", welch_p=0.2, ratio=1.07, ci_low=1.006, ci_high=1.14)]
+    repeated._judged(SimpleNamespace(rows=torn, nothing=False), 0.05, 0.02)
+    assert [r.verdict for r in torn] == ["undecided", "undecided"]
+    assert repeated.exit_code(SimpleNamespace(rows=torn, nothing=False)) == repeated.NOTHING_COMPARED
     assert repeated.regressed(rows[:1]) and not repeated.regressed(rows[1:2])

@@ -20,6 +20,7 @@ MERGED_INPUTS = "all inputs"   # the input of a row of two definitions merged (a
 DEFAULT_COLUMNS = ("cputime", "walltime")
 MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
+UNDECIDED = "undecided"   # a row whose test and interval disagree (_judged); the sequential rule's open rows too
 NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
 
@@ -173,10 +174,15 @@ def compare(base, new, columns=DEFAULT_COLUMNS, alpha=0.05, threshold=0.02, per_
 
 
 def _judged(result, alpha, threshold):
-    """Holm over the rows; slower/faster only when significant and beyond the threshold."""
+    """Holm over the rows; slower/faster only when significant and beyond the threshold; undecided
+    where the test and the interval disagree on whether there is a change at all (Holm raises a p
+    that the row's unadjusted CI does not follow, or the bootstrap and Welch's t part near the edge):
+    a reader must never see an interval above zero beside '~', nor one across it beside 'slower'."""
     for row, p in zip(result.rows, stats.holm([r.welch_p for r in result.rows]) if result.rows else []):
         row.p_holm = float(p)
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
+        if (p < alpha) != excludes_no_change(row) and (row.verdict != "~" or excludes_no_change(row)):
+            row.verdict = UNDECIDED
         if row.column in MEMORY_COLUMNS:   # memory grows or shrinks; it is not slower or faster
             row.verdict = {"slower": "larger", "faster": "smaller"}.get(row.verdict, row.verdict)
     return result
@@ -196,14 +202,22 @@ def verdict_line(result, labels=None):
              for r in result.rows if r.verdict in ("slower", "larger")]
     if worse:
         return f"verdict: regression: {'; '.join(worse)} (exit 1)"
+    torn = [f"{(labels or {}).get(r.rundefinition, r.rundefinition)} {r.column}" for r in result.rows if r.verdict == UNDECIDED]
+    if torn:
+        return (f"verdict: undecided: the test and the interval disagree on whether {'; '.join(torn)} changed; more "
+                f"invocations would tell (exit {NOTHING_COMPARED})")
     return "verdict: no significant slowdown beyond the threshold (exit 0)"
 
 
+def excludes_no_change(row):
+    return row.ci_low > 1 or row.ci_high < 1
+
+
 def exit_code(result):
-    """1 on a regression, NOTHING_COMPARED when no row had values, else 0."""
+    """1 on a regression, NOTHING_COMPARED when no row had values or a row is undecided, else 0."""
     if regressed(result.rows):
         return 1
-    return NOTHING_COMPARED if result.nothing else 0
+    return NOTHING_COMPARED if result.nothing or any(r.verdict == UNDECIDED for r in result.rows) else 0
 
 
 
@@ -231,7 +245,8 @@ def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
     test = "one-sample t on the invocations' log ratios" if units == {"pair"} else "Welch t"
     text = (f"method: {test}, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
-            f"|change| > {threshold:.1%}, else ~. left out (base / new): runs that did not finish normally or whose "
+            f"|change| > {threshold:.1%}, else ~; undecided where the test and the 95 % CI disagree on whether there is "
+            "a change (the CI is not Holm-adjusted). left out (base / new): runs that did not finish normally or whose "
             "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:
         text += (" Rows with 2+ reruns (benchexec invocations) a side: the rerun is the unit (Kalibera & Jones 2013): "

@@ -155,7 +155,7 @@ def test_a_compute_pair_interleaved_by_name_is_piloted_and_watched_by_its_sentin
     assert code == 1 and ab["design"] == "interleaved", output[-3000:]   # a pure compute pair: nothing flags it
     assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS and not ab["pilot"]["flagged"]
     check = ab["colocation"]["checks"]["command"]
-    assert check["bias"]["units"] == 5 and not check["flagged"] and check["pairs_alone"] >= 10
+    assert check["bias"]["units"] >= 3 and not check["flagged"] and check["pairs_alone"] >= 10
     # base's factor (interleaved / alone) near 1: its 99 % interval reaches into 0.9 … 1.1 (a point
     # estimate read 1.18 on a loaded CI host, its interval wide and the check rightly not flagged)
     assert check["base"]["low"] < 1.1 and check["base"]["high"] > 0.9 and check["alone"]["ratio"] > 1.05

@@ -284,11 +284,13 @@ def test_auto_pilots_again_when_a_script_behind_the_same_name_changed(programs, 
         data, _ = json.JSONDecoder().raw_decode(output[output.index("{"):])   # "nothing compared" may follow it
         return data["ab"][0]["design_why"]
 
-    script(scratch / "a", f"exec {SPIN} 2000")
-    script(scratch / "b", f"exec {SPIN} 2400")
+    # ~10 ms of work: at 1 ms a script's start made it read as waiting (CPU 49 % of wall) on a loaded host,
+    # and a command that waits is run as blocks without a kept choice
+    script(scratch / "a", f"exec {SPIN} 20000")
+    script(scratch / "b", f"exec {SPIN} 24000")
     first = ab("first")
     assert "kept in" in first and "piloted again" not in first, first
-    script(scratch / "a", f"exec {SPIN} 2100")   # tonight's build behind the same name
+    script(scratch / "a", f"exec {SPIN} 21000")   # tonight's build behind the same name
     again = ab("second")
     assert "piloted again: ./a changed since the kept choice of" in again and "kept in" in again, again
     assert ab("third").startswith("auto: as a pilot chose for this pair here on")

@@ -408,7 +408,7 @@ def test_slurm_fleet_runs_each_node_in_its_own_job_and_reports_across_them(clust
     """Two experiments' quick presets on n1 and n2, one node after another (--serial: the simulated
     nodes share this machine's 2 CPUs, so parallel benchexec runs would fight over them). The two
     cheapest that give a fleet report claims and measurements: scheduling-noise (~20 s a node) and
-    memory-bandwidth (1 to 50 s, with the LLC); os-microbench's (~40 s a node) measurements across
+    memory-bandwidth (its STREAM arrays grow with the LLC); os-microbench's (~40 s a node) measurements across
     nodes are the generated fleet's tests above."""
     fleets = []
     for experiment in ("scheduling-noise", "memory-bandwidth"):

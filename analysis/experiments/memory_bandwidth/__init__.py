@@ -33,6 +33,6 @@ EXPERIMENT = Experiment(
     adapt=node_pairs,
     default_reps=3,
     # three invocations, as every preset, of one run each: a run is STREAM's 10 trials over arrays of
-    # 4 x the LLC, 1 s on a 32 MiB LLC, 16 s on a 260 MiB one (3 x 1 GiB; 50 s the preset in all)
+    # 4 x the LLC, so its time grows with the LLC (benchmarks/README.md: 16 s a run on a 260 MiB one)
     presets={"quick": Preset(reps=1, loads=(0,), reruns=3)},
 )

@@ -390,14 +390,15 @@ def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scra
     from tests.ab.test_separate import definitions
 
     base, new = definitions(scratch, "4343434", "8686868", runs=3)   # twice the trial divisions
-    code, text = timekit("ab", base, new, "--reruns", "3", "--column", "cputime", "--output", scratch / "ab",
+    # the default run: invocations until decided, so one set aside for outside work is made up for
+    code, text = timekit("ab", base, new, "--column", "cputime", "--output", scratch / "ab",
                          "--format", "json", cwd=REPO)
     data = json.loads(text[text.index("{\n"):])
     [row] = data["rows"]
     assert code == 1 and row["unit"] == "pair" and row["verdict"] == "slower" and 1.5 < row["ratio"] < 2.5, text
-    assert data["ab"]["design"] == "blocks" and row["reruns_base"] == 3 and row["n_base"] == 9
+    assert data["ab"]["design"] == "blocks" and row["reruns_base"] >= 3 and row["n_base"] == 3 * row["reruns_base"]
     manifest = json.loads((scratch / "ab" / "blocks.json").read_text())
-    assert manifest["chunks"] == 3 and [len(s["order"]) for s in manifest["steps"]] == [6, 6, 6]   # 3 tasks: 3 chunks a side
+    assert manifest["chunks"] == 3 and {len(s["order"]) for s in manifest["steps"]} == {6}   # 3 tasks: 3 chunks a side
     assert [s["order"][0].split(".")[0] for s in manifest["steps"][:2]] in (["base", "new"], ["new", "base"])
     assert "their task sets in 3 chunks" in data["ab"]["summary"]
     assert lint.check([scratch / "ab" / "blocks.xml"]) == []

@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import scipy.stats
+from analysis.core.deferred import scipy_stats
 
 from analysis.tools.commands import executions
 
@@ -37,7 +37,7 @@ class Estimate:
         if logs.size < MIN_UNITS:
             return cls(math.nan, math.nan, math.nan, int(logs.size))
         mean, sd = float(logs.mean()), float(logs.std(ddof=1))
-        half = float(scipy.stats.t.ppf(1 - level / 2, logs.size - 1)) * sd / math.sqrt(logs.size)
+        half = float(scipy_stats.t.ppf(1 - level / 2, logs.size - 1)) * sd / math.sqrt(logs.size)
         return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size))
 
     def beyond(self, limit):

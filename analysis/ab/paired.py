@@ -288,9 +288,11 @@ def disturbed_line(run, outdir):
 
 
 def _prepare_statistics(rows, alpha, max_reruns):
-    """Import scipy.stats and draw the sequential boundaries, which take a second or two of one CPU,
-    while the first invocation runs instead of after it (not under duet, which uses both cores)."""
+    """Import scipy.stats and statsmodels' Holm and draw the sequential boundaries, which take a
+    second or two of one CPU, while the first invocation runs instead of after it (not under duet,
+    which uses both cores)."""
     import scipy.stats  # noqa: F401
+    import statsmodels.stats.multitest  # noqa: F401
 
     from analysis.tools.plan import sequential
 

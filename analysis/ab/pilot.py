@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 
+from analysis.core.deferred import scipy_stats
 from analysis.sweep import runner
 from analysis.tools.commands import executions
 from analysis.ab import colocation, designs
@@ -125,9 +125,9 @@ def _within_reach(check, rounds, threshold):
     if not check.judged:
         return True
     n = check.bias.units
-    t_now = scipy.stats.t.ppf(1 - colocation.LEVEL / 2, n - 1)
+    t_now = scipy_stats.t.ppf(1 - colocation.LEVEL / 2, n - 1)
     sd = math.log(check.bias.high / check.bias.low) / 2 * math.sqrt(n) / t_now
-    half = scipy.stats.t.ppf(1 - colocation.LEVEL / 2, max(rounds, n) - 1) * sd / math.sqrt(max(rounds, n))
+    half = scipy_stats.t.ppf(1 - colocation.LEVEL / 2, max(rounds, n) - 1) * sd / math.sqrt(max(rounds, n))
     return abs(math.log(check.bias.ratio)) + half <= math.log1p(threshold)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
-import scipy.stats
+from analysis.core.deferred import scipy_stats
 
 __all__ = [
     "Summary", "summarize",
@@ -61,7 +61,7 @@ class Summary:
     sd: float            # ddof=1
     cv: float            # sd / mean, as a fraction
     median: float
-    mad: float           # scipy.stats.median_abs_deviation, unscaled
+    mad: float           # scipy_stats.median_abs_deviation, unscaled
     min: float
     max: float
     ci_low: float        # confidence interval of the mean, Student t
@@ -81,7 +81,7 @@ def summarize(x, confidence: float = 0.95) -> Summary:
         return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, confidence)
     mean = float(np.mean(a))
     median = float(np.median(a))
-    mad = float(scipy.stats.median_abs_deviation(a, scale=1.0))
+    mad = float(scipy_stats.median_abs_deviation(a, scale=1.0))
     lo, hi = float(np.min(a)), float(np.max(a))
     if lo == hi:
         mean = median = lo
@@ -90,7 +90,7 @@ def summarize(x, confidence: float = 0.95) -> Summary:
     # identical values (a timer's 10 ms step) have no spread, not float round-off noise
     sd = 0.0 if lo == hi else float(np.std(a, ddof=1))
     cv = sd / mean if mean != 0 else nan
-    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Summary(n, mean, sd, cv, median, mad, lo, hi, mean - half, mean + half, confidence)
 
 
@@ -177,9 +177,9 @@ def _anderson(a, b, seed: int, resamples: int, max_pooled: int):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the "p-value capped/floored" UserWarning
             try:
-                return scipy.stats.anderson_ksamp(samples, variant="midrank", method=method)
+                return scipy_stats.anderson_ksamp(samples, variant="midrank", method=method)
             except TypeError:  # scipy < 1.17 has no `variant`
-                return scipy.stats.anderson_ksamp(samples, midrank=True, method=method)
+                return scipy_stats.anderson_ksamp(samples, midrank=True, method=method)
 
     res = ad([a, b])
     stat, p = float(res.statistic), float(res.pvalue)
@@ -205,7 +205,7 @@ def _anderson(a, b, seed: int, resamples: int, max_pooled: int):
         sb = rng.choice(b, size=min(kb, b.size), replace=False)
         sub_note = (f" on a seeded random subsample of {sa.size}+{sb.size} values "
                     f"(n={pooled} > {max_pooled}); statistic from all values")
-    perm = ad([sa, sb], scipy.stats.PermutationMethod(n_resamples=resamples, random_state=seed))
+    perm = ad([sa, sb], scipy_stats.PermutationMethod(n_resamples=resamples, random_state=seed))
     why = "floored at 0.001" if floored else "capped at 0.25"
     return stat, float(perm.pvalue), (
         f"Anderson-Darling p from permutation ({resamples} resamples){sub_note}; "
@@ -242,13 +242,13 @@ def two_sample_tests(a, b, label_a: str = "a", label_b: str = "b", alpha: float 
                 note = "not computed: both samples are constant (zero variance)"
                 out.append(_result(*args, np.nan, np.nan, alpha, note))
                 continue
-            r = scipy.stats.ttest_ind(x, y, equal_var=False)
+            r = scipy_stats.ttest_ind(x, y, equal_var=False)
             out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided, unequal variances"))
         elif test == MANN_WHITNEY:
-            r = scipy.stats.mannwhitneyu(x, y, alternative="two-sided")
+            r = scipy_stats.mannwhitneyu(x, y, alternative="two-sided")
             out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided, U of sample a"))
         elif test == KS:
-            r = scipy.stats.ks_2samp(x, y)
+            r = scipy_stats.ks_2samp(x, y)
             out.append(_result(*args, r.statistic, r.pvalue, alpha, "two-sided"))
         else:
             if np.unique(np.concatenate([x, y])).size < 2:
@@ -300,7 +300,7 @@ def _ratio_stat(a, b, axis=-1):
 def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
                    n_resamples: int = BOOTSTRAP_RESAMPLES,
                    max_n: int = BOOTSTRAP_MAX_N) -> Ratio:
-    """mean(b)/mean(a) with a CI from scipy.stats.bootstrap on the two independent samples.
+    """mean(b)/mean(a) with a CI from scipy_stats.bootstrap on the two independent samples.
 
     BCa with `n_resamples` resamples; percentile when BCa fails (degenerate samples). Above
     `max_n` values in either sample the bootstrap (its BCa jackknife is O(n^2)) is replaced by the
@@ -317,15 +317,15 @@ def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
     if max(x.size, y.size) > max_n:
         # var(mb/ma) ~ (var_b/nb + r^2 var_a/na) / ma^2
         se = math.sqrt(np.var(y, ddof=1) / y.size + r * r * np.var(x, ddof=1) / x.size) / abs(ma)
-        z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
+        z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
         return Ratio(r, r - z * se, r + z * se, confidence,
                      f"delta method, normal approximation (n > {max_n}; bootstrap skipped)")
 
     def boot(method):
         with warnings.catch_warnings():
-            warnings.simplefilter("error", scipy.stats.DegenerateDataWarning)
+            warnings.simplefilter("error", scipy_stats.DegenerateDataWarning)
             warnings.filterwarnings("ignore", category=RuntimeWarning)
-            res = scipy.stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
+            res = scipy_stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
                                         n_resamples=n_resamples, confidence_level=confidence,
                                         method=method, random_state=seed)
         ci = res.confidence_interval
@@ -336,11 +336,11 @@ def ratio_of_means(a, b, confidence: float = 0.95, seed: int = 0, *,
         if np.isfinite(lo) and np.isfinite(hi):
             return Ratio(r, lo, hi, confidence, f"bootstrap BCa, {n_resamples} resamples")
         why = "non-finite BCa interval"
-    except (scipy.stats.DegenerateDataWarning, ValueError, FloatingPointError) as e:
+    except (scipy_stats.DegenerateDataWarning, ValueError, FloatingPointError) as e:
         why = f"BCa failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = scipy.stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
+        res = scipy_stats.bootstrap((x, y), _ratio_stat, vectorized=True, paired=False,
                                     n_resamples=n_resamples, confidence_level=confidence,
                                     method="percentile", random_state=seed)
     ci = res.confidence_interval
@@ -365,6 +365,6 @@ def log_ratio_t(logs, level=0.05):
     sd = float(logs.std(ddof=1))
     if not sd > 0:
         return mean, 0.0, (0.0 if mean != 0 else 1.0)
-    half = float(scipy.stats.t.ppf(1 - level / 2, m - 1)) * sd / math.sqrt(m) if level > 0 else math.inf
-    return mean, half, float(scipy.stats.ttest_1samp(logs, 0.0).pvalue)
+    half = float(scipy_stats.t.ppf(1 - level / 2, m - 1)) * sd / math.sqrt(m) if level > 0 else math.inf
+    return mean, half, float(scipy_stats.ttest_1samp(logs, 0.0).pvalue)
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
+from analysis.core.deferred import scipy_stats
 
 RESAMPLES = 2000
 EXACT_DRAWS = 50_000_000     # inner-stage draws per side up to which runs are really resampled
@@ -73,7 +73,7 @@ def variance_components(*sides):
     within = ms_within if df_within else 0.0
     total = between + within
     grand = float(np.mean([np.mean([r.mean() for r in reruns]) for reruns in sides]))
-    f_p = float(scipy.stats.f.sf(ms_between / ms_within, df_between, df_within)) if df_within and ms_within > 0 else math.nan
+    f_p = float(scipy_stats.f.sf(ms_between / ms_within, df_between, df_within)) if df_within and ms_within > 0 else math.nan
     return Components(within, between, between / total if total > 0 else math.nan,
                       math.sqrt(within) / grand, math.sqrt(between) / grand, f_p)
 
@@ -116,7 +116,7 @@ def ratio_ci(base, new, df, confidence=0.95, resamples=RESAMPLES, seed=SEED, exa
     m = min(len(base), len(new))
     alpha = 1 - confidence
     if math.isfinite(df) and df > 0:
-        alpha = 2 * float(scipy.stats.norm.sf(math.sqrt(m / (m - 1)) * scipy.stats.t.ppf(1 - alpha / 2, df)))
+        alpha = 2 * float(scipy_stats.norm.sf(math.sqrt(m / (m - 1)) * scipy_stats.t.ppf(1 - alpha / 2, df)))
     low, high = np.percentile(ratios, [50 * alpha, 100 - 50 * alpha])
     inner = "runs resampled within each" if exact else "each drawn rerun's mean from its normal limit N(mean, var/n)"
     return float(low), float(high), (f"two-stage bootstrap, {resamples} resamples: reruns resampled, {inner}; "
@@ -131,8 +131,8 @@ def compare_reruns(base, new, confidence=0.95, resamples=RESAMPLES, seed=SEED, e
     means_a = np.array([r.mean() for r in base])
     means_b = np.array([r.mean() for r in new])
     with np.errstate(all="ignore"):
-        welch = scipy.stats.ttest_ind(means_a, means_b, equal_var=False)
-    mwu = scipy.stats.mannwhitneyu(means_a, means_b, alternative="two-sided").pvalue
+        welch = scipy_stats.ttest_ind(means_a, means_b, equal_var=False)
+    mwu = scipy_stats.mannwhitneyu(means_a, means_b, alternative="two-sided").pvalue
     low, high, method = ratio_ci(base, new, float(welch.df), confidence, resamples, seed, exact_draws)
     mean_a, mean_b = float(means_a.mean()), float(means_b.mean())
     return RerunComparison(mean_a, mean_b, mean_b / mean_a, low, high, float(welch.pvalue), float(mwu),

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.stats
+from analysis.core.deferred import scipy_stats
 
 from analysis.core import validity
 from analysis.tools.compare import pairing
@@ -155,7 +155,7 @@ def crossed_components(*sides):
     ms_res = ss_res / df_res if df_res else 0.0
     between = max(0.0, (ms_inv - ms_res) / tasks) if df_res else ms_inv
     total = between + ms_res
-    f_p = float(scipy.stats.f.sf(ms_inv / ms_res, df_inv, df_res)) if df_res and ms_res > 0 else math.nan
+    f_p = float(scipy_stats.f.sf(ms_inv / ms_res, df_inv, df_res)) if df_res and ms_res > 0 else math.nan
     return (between / total if total > 0 else math.nan), math.sqrt(between), math.sqrt(ms_res), f_p
 
 
@@ -188,10 +188,10 @@ def compare_set(base: SideRuns, new: SideRuns, tasks, column, confidence=0.95):
     lb, ln = np.log(b[:, kept]), np.log(n[:, kept])
     gb, gn = lb.mean(axis=1), ln.mean(axis=1)
     with np.errstate(all="ignore"):
-        test = scipy.stats.ttest_ind(gn, gb, equal_var=False)
+        test = scipy_stats.ttest_ind(gn, gb, equal_var=False)
     diff = float(gn.mean() - gb.mean())
     se = math.sqrt(gb.var(ddof=1) / gb.size + gn.var(ddof=1) / gn.size)
-    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, test.df)) * se if se > 0 and math.isfinite(test.df) else 0.0
+    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, test.df)) * se if se > 0 and math.isfinite(test.df) else 0.0
     share, sd_between, sd_within, f_p = crossed_components(lb, ln)
     pairs = min(gb.size, gn.size)
     return TaskSetComparison(

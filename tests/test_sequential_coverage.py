@@ -39,3 +39,20 @@ def test_rows_decided_sequentially_show_the_rules_interval_beside_its_verdict():
     assert row.verdict == "slower" and row.interval == "repeated"
     assert (row.ci_low, row.ci_high) == decision.two_sided and row.ci_low > 1   # wider than the fixed one, excluding 1
     assert row.ci_high - row.ci_low > 1.06 - 1.04
+
+
+@pytest.mark.unit
+def test_a_row_decided_within_the_threshold_says_slightly_where_its_interval_excludes_no_change():
+    """Equivalence (two one-sided tests) within ±5 % of a change that is clearly there: the row reads
+    'slightly slower', never '~' beside an interval above no change."""
+    row = Row("command", "run", "cputime", 30, 30, 0, 0, 1.0, 1.01, 1.01, 1.008, 1.012, 0.001, 0.01)
+    decision = coverage.sequential.decide_paired([0.010, 0.011, 0.009, 0.010, 0.010], 0.01, 0.05)
+
+    class Look:
+        pass
+
+    look = Look()
+    look.row, look.decision = "command / run (cputime)", decision
+    assert decision.verdict == "~"
+    ab_looks.apply([row], [look])
+    assert row.ci_low > 1 and row.verdict == "slightly slower", (row.ci_low, row.ci_high, row.verdict)

@@ -25,6 +25,7 @@ from analysis.ab import command_pairs, report, separate
 from analysis.ab import runner as ab_runner
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import first_run, spec
+from analysis.tools.compare.repeated import SAME
 from analysis.tools.options import AbOptions
 
 VERDICTS = ("slower", "same", "faster", "undecided")
@@ -181,7 +182,7 @@ def _passed(gated, threshold):
     still reaches beyond ±threshold (or the sequential rule left it open)."""
     def same(row, sequential):
         inside = 1 - threshold <= row.ci_low and row.ci_high <= 1 + threshold
-        return row.verdict == "~" and (sequential or inside)
+        return row.verdict in SAME and (sequential or inside)
 
     open_rows = [row for row, sequential in gated if row.verdict != "faster" and not same(row, sequential)]
     if open_rows:

@@ -7,13 +7,13 @@ is no pass either: "undecided", exit 3, so that a gate never passes a regression
 invocations.
 """
 
-from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED, regressed
+from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED, SAME, regressed
 
 
 def is_open(verdict, ci_high, threshold, sequential):
     """Whether a row leaves the gate's question open: the sequential rule left it undecided, or
     (a fixed count of invocations) no change was shown while its CI reaches beyond +threshold."""
-    return verdict == "undecided" or (verdict == "~" and not sequential and ci_high > 1 + threshold)
+    return verdict == "undecided" or (verdict in SAME and not sequential and ci_high > 1 + threshold)
 
 
 def gate(rows, busy=(), design_changed=(), open_rows=()):

@@ -99,6 +99,7 @@ def test_the_outcome_tells_same_faster_and_undecided_apart_on_the_gated_column()
     assert wide.verdict == "undecided" and "reaches beyond ±2 %" in wide.reason
     assert verdict([("exec-cputime", 1.001, 0.97, 1.03, "~")], until_decided=True).verdict == "same"   # equivalence shown
     assert verdict([("exec-cputime", 0.8, 0.75, 0.85, "faster")]).verdict == "faster"
+    assert verdict([("exec-cputime", 1.01, 1.005, 1.015, "slightly slower")]).verdict == "same"   # within the threshold
     assert verdict([("exec-cputime", 1.3, 1.2, 1.4, "slower")], code=1).verdict == "slower"
     busy = api.outcome(_measured([("exec-cputime", 1.0, 0.99, 1.01, "~")]), 3, "too much outside work", 0.02, 1.0, REPO)
     assert (busy.verdict, busy.exit_code, busy.reason) == ("undecided", 3, "too much outside work")

@@ -29,6 +29,8 @@ def test_an_open_answer_is_undecided_exit_3_never_a_pass():
     assert "for ./a → ./b, cputime's CI reaches +1.8 %" in undecided and "--budget" in undecided
     assert verdict.is_open("~", 1.0201, 0.02, False) and not verdict.is_open("~", 1.0199, 0.02, False)
     assert verdict.is_open("undecided", 1.0, 0.02, True) and not verdict.is_open("~", 1.5, 0.02, True)
+    # a slight change (shown, within the threshold) is open like '~' while its CI reaches beyond it
+    assert verdict.is_open("slightly slower", 1.03, 0.02, False) and not verdict.is_open("slightly slower", 1.015, 0.02, False)
 
 
 @pytest.mark.unit

@@ -23,7 +23,8 @@ def add_parser(commands):
         "signed-rank test, also per task set (Holm). Such a definition rerun, 2+ invocations a side: one row per "
         "task set and column, the geometric mean of the per-task ratios with Welch's t on the invocations' log "
         "geometric means (--per-task: a row per task).",
-        "Both: 'slower'/'faster' only when significant and beyond --threshold, else '~'. Values that are no "
+        "Both: 'slower'/'faster' only when significant and beyond --threshold; a significant change within it "
+        "is 'slightly slower'/'slightly faster' (it passes the gate), else '~'. Values that are no "
         "measurement (NaN, infinite, negative) and runs that did not finish normally are left out run by run and "
         "counted by reason.",
         "Exit code: 1 on a significant slowdown beyond the threshold (paired: or a newly wrong result); 3 when "

@@ -21,6 +21,9 @@ DEFAULT_COLUMNS = ("cputime", "walltime")
 MEMORY_COLUMNS = ("memory", "memUsage")   # BenchExec >= 2.0 and before
 NOTHING_COMPARED = 3   # exit code: no row had values to compare (a CI gate must not read it as a pass)
 UNDECIDED = "undecided"   # a row whose test and interval disagree (_judged); the sequential rule's open rows too
+# a change the test and the interval show, within the threshold: the gate passes it (within_threshold)
+SLIGHTLY = {"slower": "slightly slower", "faster": "slightly faster"}
+SAME = ("~", *SLIGHTLY.values())   # the verdicts of a row within the threshold
 NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
 
@@ -183,9 +186,18 @@ def _judged(result, alpha, threshold):
         row.verdict = stats.verdict(p < alpha, row.ratio, threshold)
         if (p < alpha) != excludes_no_change(row) and (row.verdict != "~" or excludes_no_change(row)):
             row.verdict = UNDECIDED
+        within_threshold(row)
         if row.column in MEMORY_COLUMNS:   # memory grows or shrinks; it is not slower or faster
-            row.verdict = {"slower": "larger", "faster": "smaller"}.get(row.verdict, row.verdict)
+            row.verdict = row.verdict.replace("slower", "larger").replace("faster", "smaller")
     return result
+
+
+def within_threshold(row):
+    """A '~' row whose interval excludes no change becomes 'slightly slower' or 'slightly faster':
+    the change is shown, and lies within the threshold, so the gate passes it. '~' is left for rows
+    whose interval holds no change (an interval above zero never sits beside '~')."""
+    if row.verdict == "~" and excludes_no_change(row):
+        row.verdict = SLIGHTLY["slower" if row.ci_low > 1 else "faster"]
 
 
 def regressed(rows):
@@ -245,7 +257,7 @@ def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
     test = "one-sample t on the invocations' log ratios" if units == {"pair"} else "Welch t"
     text = (f"method: {test}, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
-            f"|change| > {threshold:.1%}, else ~; undecided where the test and the 95 % CI disagree on whether there is "
+            f"|change| > {threshold:.1%}, else slightly slower/faster where the CI excludes no change, else ~; undecided where the test and the 95 % CI disagree on whether there is "
             "a change (the CI is not Holm-adjusted). left out (base / new): runs that did not finish normally or whose "
             "value is no measurement (none, NaN, infinite, negative), counted by reason.")
     if "rerun" in units:

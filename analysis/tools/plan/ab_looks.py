@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.tools.calibrate import family
+from analysis.tools.compare import repeated
 from analysis.tools.plan import design, sequential
 from analysis.tools.plan.verdict_record import RowVerdict, WouldDecide
 
@@ -86,6 +87,7 @@ def apply(rows, looks):
             if all(map(math.isfinite, d.two_sided)):
                 row.ci_low, row.ci_high = d.two_sided
                 row.interval = "repeated"
+            repeated.within_threshold(row)
 
 
 def decided(looks):

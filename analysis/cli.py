@@ -39,12 +39,12 @@ from analysis.core.argtypes import positive_int
 from analysis.tools.plan.args import duration
 from analysis.experiments.core_heterogeneity import cli as cores_cli
 from analysis.tools import history_cli
-from analysis.tools.bisect import cli as bisect_cli
-from analysis.tools.calibrate import cli as calibrate_cli
+from analysis.products.bisect import cli as bisect_cli
+from analysis.products.calibrate import cli as calibrate_cli
 from analysis.tools.commands import cli as bench_cli
 from analysis.tools.compare import cli as compare_cli
 from analysis.tools.fleet import cli as fleet_cli
-from analysis.tools.plan import cli as plan_cli
+from analysis.products.plan import cli as plan_cli
 
 # What each command needs beyond argument parsing (scipy, matplotlib, the pipeline) is imported in
 # the command's function: `timekit --help`, `lint`, `env` and `fleet submit|status` start in a

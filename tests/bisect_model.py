@@ -13,7 +13,7 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from analysis.tools.bisect.search import Step
+from analysis.products.bisect.search import Step
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,7 +86,7 @@ def noise_of(steps):
 def wrong_share(commits, rise, sigma, looks, seeds, threshold=0.02, alpha=0.05):
     """The share of `seeds` simulated searches over `commits` commits, one of them (drawn per seed)
     adding `rise`, that name a commit or range without it; each step a Model at `sigma` and `looks`."""
-    from analysis.tools.bisect.search import search, step_alpha
+    from analysis.products.bisect.search import search, step_alpha
 
     names = [f"c{k}" for k in range(1, commits + 1)]
     wrong = 0

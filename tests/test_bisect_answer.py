@@ -9,11 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from analysis.tools.bisect import answer as answer_mod
-from analysis.tools.bisect import repo as repo_mod
-from analysis.tools.bisect import report as report_mod
-from analysis.tools.bisect.manifest import Manifest
-from analysis.tools.bisect.search import Step, search, step_alpha
+from analysis.products.bisect import answer as answer_mod
+from analysis.products.bisect import repo as repo_mod
+from analysis.products.bisect import report as report_mod
+from analysis.products.bisect.manifest import Manifest
+from analysis.products.bisect.search import Step, search, step_alpha
 from tests.bisect_model import Model
 from tests.bisect_repo import BASE, git, issue_work, make_repo, work_of
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from analysis.tools.bisect import repo as repo_mod
-from analysis.tools.bisect.repo import (BuildFailsOnGood, NotAncestor, NotARepository, OffFirstParent,
+from analysis.products.bisect import repo as repo_mod
+from analysis.products.bisect.repo import (BuildFailsOnGood, NotAncestor, NotARepository, OffFirstParent,
                                         UnknownRevision, WorktreeInTheWay)
 from tests.bisect_repo import git, issue_work, make_repo, work_of
 from tests.helpers import REPO
@@ -268,7 +268,7 @@ SIGNAL_IN_A_REMOVAL = """
 import os, signal, sys, time
 from analysis.sweep import steps_loop
 from analysis.sweep.model import Interrupted
-from analysis.tools.bisect import repo as repo_mod
+from analysis.products.bisect import repo as repo_mod
 
 trees = repo_mod.Worktrees(sys.argv[1], sys.argv[2])
 trees.add(sys.argv[3])

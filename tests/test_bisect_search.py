@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from analysis.tools.bisect import manifest as manifest_mod
-from analysis.tools.bisect.answer import make
-from analysis.tools.bisect.repo import Commit
-from analysis.tools.bisect.search import BadNotBuilt, Step, planned_steps, search, step_alpha
+from analysis.products.bisect import manifest as manifest_mod
+from analysis.products.bisect.answer import make
+from analysis.products.bisect.repo import Commit
+from analysis.products.bisect.search import BadNotBuilt, Step, planned_steps, search, step_alpha
 from tests.bisect_model import Flipping, Model, cumulative, noise_of, wrong_share
 from tests.helpers import REPO
 

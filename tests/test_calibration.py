@@ -8,7 +8,7 @@ import pytest
 
 from analysis import cli
 from analysis.tools.calibrate import within as calibration
-from analysis.tools.calibrate import between, family
+from analysis.tools.calibrate import between, between_report, family
 from analysis.tools.compare import reruns as rerun_stats
 from analysis.core import stats
 from tests.test_compare import lognormal, reruns
@@ -180,7 +180,7 @@ def test_calibrate_command_between_invocations(tmp_path):
     slower = reruns(tmp_path / "slower", rng, level=1.08, m=8, n=10, minute=50)
     out = tmp_path / "out.json"
     with open(out, "w") as stream:
-        assert between.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200,
+        assert between_report.command(base, slower, stream, "json", tmp_path / "between.png", splits=200, simulations=200,
                                columns=("cputime",)) == 0
     result = json.loads(out.read_text())
     [row] = result["rows"]
@@ -193,7 +193,7 @@ def test_calibrate_command_between_invocations(tmp_path):
     assert code == 0
     reruns(tmp_path / "other", rng, m=2, n=10)
     with pytest.raises(between.BetweenError, match="4\\+ invocations"):
-        between.command(tmp_path / "other", None, open(out, "w"))
+        between_report.command(tmp_path / "other", None, open(out, "w"))
 
 
 @pytest.mark.unit
@@ -206,7 +206,7 @@ def test_a_split_table_says_how_many_distinct_splits_there_are_and_never_has_no_
     result = between.calibrate_between([group(cputime=invocations(rng, 10))], splits=2000, simulations=100)
     [row] = result["rows"]
     assert {r["m"]: r["distinct"] for r in row["aa"]} == {3: 2100, 5: 126}
-    title, header, rows = between.tables(row)[0]
+    title, header, rows = between_report.tables(row)[0]
     assert [cells[1] for cells in rows] == ["2000", "2000 (126 distinct)"]
     few = between.calibrate_between([group(cputime=invocations(rng, 5))], splits=200, simulations=100)
-    assert [r["m"] for r in few["rows"][0]["aa"]] == [2] and between.tables(few["rows"][0])[0][2]
+    assert [r["m"] for r in few["rows"][0]["aa"]] == [2] and between_report.tables(few["rows"][0])[0][2]

@@ -12,7 +12,7 @@ import pytest
 
 from analysis.core import stats
 from analysis.sweep.load import load_tables
-from analysis.tools.calibrate import between, family
+from analysis.tools.calibrate import between_report, family
 from analysis.tools.calibrate import within as calibration
 from analysis.tools.compare import repeated as compare_mod
 from tests.helpers import REPO
@@ -22,7 +22,7 @@ RECORDED = REPO / "docs" / "calibration-between"
 
 def calibrated(columns):
     out = io.StringIO()
-    between.command(RECORDED / "base", RECORDED / "new", out, "json", columns=columns, simulations=500)
+    between_report.command(RECORDED / "base", RECORDED / "new", out, "json", columns=columns, simulations=500)
     return json.loads(out.getvalue())
 
 

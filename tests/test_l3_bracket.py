@@ -4,7 +4,7 @@
 import pytest
 
 from analysis.core.verdicts import BracketUnion, Estimate
-from analysis.experiments.os_microbench import claims, levels, samples, tables
+from analysis.experiments.os_microbench import levels, memory_claims, samples, tables
 from analysis.experiments.os_microbench.output import INVOCATION, LAT_KEYS
 
 pytestmark = pytest.mark.unit
@@ -37,7 +37,7 @@ def _data(*curves):
 
 def _l3(data):
     found, matches = levels.latency_levels(data, L3)
-    [finding] = claims.plateaus_mark_cache_sizes(data, L3, found, matches)
+    [finding] = memory_claims.plateaus_mark_cache_sizes(data, L3, found, matches)
     return matches[0], finding
 
 
@@ -62,13 +62,13 @@ def test_the_median_curve_alone_would_refute_what_the_union_leaves_open():
     mt = {"level": 3, "bytes": 32 * MIB, "edge": edge, "match": False}
     data = {"latency": {"bytes": [s * MIB for s in SIZES_MIB]}, "bandwidth": None,
             "main": {"mem-latency": {"runs": 9, "invocations": ["a"] * 3 + ["b"] * 3 + ["c"] * 3}}}
-    alone, _, _ = claims._plateau_verdict(mt, L3, data)
+    alone, _, _ = memory_claims._plateau_verdict(mt, L3, data)
     assert alone == "refuted"
     union = {**mt, "invocation_edges": [edge, (8 * MIB, 16 * MIB), (16 * MIB, 24 * MIB)]}
-    verdict, evidence, (part,) = claims._plateau_verdict(union, L3, data)
+    verdict, evidence, (part,) = memory_claims._plateau_verdict(union, L3, data)
     assert verdict == "inconclusive" and (part.low, part.high) == (8.0, 24.0) and NARROW not in evidence
     missing = {**mt, "invocation_edges": [edge, None, edge]}  # an invocation with no such rise: not judged
-    verdict, evidence, _ = claims._plateau_verdict(missing, L3, data)
+    verdict, evidence, _ = memory_claims._plateau_verdict(missing, L3, data)
     assert verdict == "inconclusive" and NARROW not in evidence and "invocation 2 shows no rise" in evidence
 
 
@@ -77,7 +77,7 @@ def test_invocations_that_agree_keep_the_bracket_and_say_runs_do_not_narrow_it()
     mt, finding = _l3(data)
     assert levels.rise_bracket(mt) == (8 * MIB, 12 * MIB, True)
     assert finding.verdict == "refuted" and NARROW in finding.evidence
-    assert isinstance(claims._rise(mt, data["main"]["mem-latency"])[0], BracketUnion)
+    assert isinstance(memory_claims._rise(mt, data["main"]["mem-latency"])[0], BracketUnion)
 
 
 def test_one_invocation_is_judged_as_before():
@@ -85,7 +85,7 @@ def test_one_invocation_is_judged_as_before():
     assert "by_invocation" not in data["latency"]
     mt, finding = _l3(data)
     assert "invocation_edges" not in mt
-    rise = claims._rise(mt, data["main"]["mem-latency"])[0]
+    rise = memory_claims._rise(mt, data["main"]["mem-latency"])[0]
     assert type(rise) is Estimate and (rise.low, rise.high, rise.m) == (16.0, 24.0, 1)
     assert finding.verdict == "confirmed" and NARROW in finding.evidence
 

@@ -93,17 +93,15 @@ def test_cycle_detection_finds_a_planted_cycle():
     assert _cycle(graph) is not None
 
 
-# timekit ab (analysis.ab) uses tools' compare, plan and commands; these tools use ab in turn
-ABOVE_AB = ("analysis.tools.bisect", "analysis.tools.calibrate.cli", "analysis.tools.calibrate.paired", "analysis.tools.compare.cli",
-            "analysis.tools.plan.paired_plan", "analysis.tools.plan.cli")
+# the engines (analysis.tools: compare, shell commands, the sequential looks, planning and calibration math)
+# < timekit ab (analysis.ab) < what uses ab (analysis.products: bisect, plan's and calibrate's paired halves)
 LAYERS = ["analysis.core", "analysis.machine", "analysis.sweep.model", "analysis.experiments", "analysis.sweep",
-          "analysis.tools", "analysis.ab", ABOVE_AB, "analysis.pipeline", "analysis.cli"]
+          "analysis.tools", "analysis.ab", "analysis.products", "analysis.pipeline", "analysis.cli"]
 
 
 def _layer(module):
     """Index of the most specific layer the module belongs to (analysis/__init__: the bottom)."""
-    matches = [(len(prefix), i) for i, layer in enumerate(LAYERS) for prefix in ([layer] if isinstance(layer, str) else layer)
-               if module == prefix or module.startswith(prefix + ".")]
+    matches = [(len(layer), i) for i, layer in enumerate(LAYERS) if module == layer or module.startswith(layer + ".")]
     return max(matches)[1] if matches else 0
 
 

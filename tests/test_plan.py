@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from analysis.tools.calibrate import between, family
-from analysis.tools.plan import cli as plan_cli
+from analysis.products.plan import cli as plan_cli
 from analysis.tools.plan import design, pilot
 from tests.helpers import REPO
 from tests.test_compare import timekit

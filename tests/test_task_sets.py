@@ -164,7 +164,7 @@ def test_ab_looks_are_task_set_rows_and_decide_the_slowdown(ab_dirs):
 
 @pytest.mark.unit
 def test_plan_plans_on_task_sets_and_says_so(ab_dirs):
-    from analysis.tools.plan import cli as plan_cli
+    from analysis.products.plan import cli as plan_cli
 
     result = plan_cli.plan([ab_dirs["aa"]], repeated.DEFAULT_COLUMNS, 0.05, 0.9, 0.05, 0.02)
     assert result["unit"] == task_sets.UNIT and "task sets" in result["unit_text"]

@@ -21,7 +21,7 @@ from typing import Optional
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.sweep.model import write_atomically
-from analysis.ab import command_pairs, report, separate
+from analysis.ab import command_pairs, designs, report, separate
 from analysis.ab import runner as ab_runner
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import first_run, spec
@@ -132,7 +132,7 @@ def check(commands, options):
 def _measure(record, outdir, run_options, options, fresh, note, out):
     """Every pair started (or continued) and measured: ([command_pairs.Measured], lines of rows not compared)."""
     design = command_pairs.design_of(record)
-    command_pairs.columns(options, run_options, "blocks" if design == "auto" else design)   # said now, not after the runs
+    command_pairs.columns(options, run_options, designs.before_choice(design).name)   # said now, not after the runs
     measured, not_compared = [], []
     for k, pair in enumerate(record["pairs"]):
         directory = outdir / pair["directory"]

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 from analysis.core import paths
-from analysis.core.argtypes import positive_int, probability
+from analysis.core.argtypes import percent, positive_int, probability
 from analysis.sweep import lint
 from analysis.ab import designs, merged, separate
-from analysis.ab.separate import ABError, percent
+from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import spec
 from analysis.tools.options import DEFAULT_BUDGET, AbOptions
@@ -139,7 +139,7 @@ def check(options):
         return commands
     separate.reruns_to_start(options)
     separate.check_sequential(options)
-    if options.design in ("duet", "interleaved"):
+    if designs.before_choice(options.design).co_located:
         raise ABError(f"--design {options.design} runs two shell commands at once; two benchmark definitions run under "
                       "--design blocks (what auto, the default, runs for them) or separate")
     lint.require_valid([options.base, options.new])

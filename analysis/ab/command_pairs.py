@@ -14,9 +14,10 @@ from analysis.sweep.model import now
 from analysis.ab import designs, separate
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import definition, progress, spec
+from analysis.tools.commands.pair_record import MANIFEST, labels_of, pair_commands  # noqa: F401 (ab's names too)
 from analysis.ab import paired
+from analysis.ab.record import AbPlan
 
-MANIFEST = "commands.json"
 SIDES = ("base", "new")
 
 
@@ -107,7 +108,7 @@ def prepare(commands, options):
     is written (one line): (spec.Options, the pairs)."""
     run_options = commands_cli.options_from(options, container=options.container)
     planned = pairs(commands, run_options, options.command_name)
-    columns(options, run_options, "blocks" if options.design == "auto" else options.design)   # a column no design compares
+    columns(options, run_options, designs.before_choice(options.design).name)   # a column no design compares
     paired.check_cpus(options.design)
     commands_cli.check_exports(options)
     return run_options, planned
@@ -115,7 +116,7 @@ def prepare(commands, options):
 
 def new_record(commands, options, run_options, planned):
     """What DIR/commands.json records of a new run."""
-    return {"commands": commands, "options": run_options.to_dict(), "pairs": planned, "plan": plan_of(options),
+    return {"commands": commands, "options": run_options.to_dict(), "pairs": planned, "plan": plan_of(options).to_dict(),
             "command_line": options.command_line, "created": now()}
 
 
@@ -131,7 +132,8 @@ def load_record(outdir):
 
 
 def design_of(record):
-    return record["plan"].get("design", "separate") if record.get("plan") else "separate"
+    plan = recorded_plan(record)
+    return plan.design if plan else "separate"
 
 
 def columns(options, run_options, design):
@@ -149,14 +151,14 @@ def columns(options, run_options, design):
 def start_pair(pair, directory, record, run_options, options, design, note, out):
     """The run of one pair, started (its definitions written, for auto its design piloted) or, on
     --resume, as recorded; a line on `out` says which design and where."""
-    plan = record.get("plan") or plan_of(options)  # the plan as given, also for a pair a kill kept from starting
-    if design != "auto" and not designs.get(design).holds_both:
+    plan = recorded_plan(record) or plan_of(options)  # the plan as given, also for a pair a kill kept from starting
+    if not designs.before_choice(design).holds_both:
         if (directory / separate.MANIFEST).exists():
             run = separate.ABRun.load(directory)
         else:
             base, new = _write_sides(pair, run_options, directory, record["command_line"])
-            run = separate.start(base, new, directory, plan["reruns"], plan["seed"], plan["until"], plan["max_reruns"],
-                                 plan["load"], plan["container"], design=design)
+            run = separate.start(base, new, directory, plan.reruns, plan.seed, plan.until, plan.max_reruns,
+                                 plan.load, plan.container, design=design)
         run.ask_until_decided(options, directory)
         print(f"A/B: {pair['base']} against {pair['new']}, {run.reruns} reruns per side (design {run.design}); results in "
               f"{directory}{note}", file=out, flush=True)
@@ -164,7 +166,7 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     if (directory / paired.MANIFEST).exists():
         run = paired.PairedRun.load(directory)
     else:
-        run = paired.start(pair, run_options, directory, plan["design"], plan, options.runs, options.repeat,
+        run = paired.start(pair, run_options, directory, plan.design, plan, options.runs, options.repeat,
                               record["command_line"], options.columns)
     fits = paired.invocations_in(run, options.budget) if options.budget_sets_max and options.budget else 0
     run.ask_until_decided(options, directory, fits)
@@ -179,25 +181,19 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
 
 def measure_pair(pair, run, directory, run_options, options, out):
     """One started pair measured (Measured): its invocations, and with --until-decided the looks."""
-    lines = EtaLines(out)
-    if isinstance(run, separate.ABRun):
-        compared = columns(options, run_options, run.design)
-        result = separate.measure(run, directory, compared, options, out=lines)
-        sequential = separate.sequential_verdicts(run, directory, result.rows, compared, options)
-        return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
-    from analysis.ab import stopping
-
     compared = columns(options, run_options, run.design)
-    result, looks = paired.measure(run, directory, compared, options, out=lines)
-    sequential = stopping.sequential_report(run, result, looks, options, directory)
+    result, sequential = run.measure(directory, compared, options, EtaLines(out))
     return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
 
 
 def plan_of(options):
-    """What separate.start needs of the AbOptions, kept in the record: a resume has no --reruns."""
-    return {"reruns": separate.reruns_to_start(options), "seed": options.seed, "until": options.until,
-            "max_reruns": options.max_reruns_limit, "load": options.load, "container": options.container,
-            "design": options.design, "threshold": options.threshold}
+    """The AbPlan of the AbOptions, kept in the record: a resume has no --reruns."""
+    return AbPlan.of(options, separate.reruns_to_start(options))
+
+
+def recorded_plan(record):
+    """The AbPlan a record keeps (None: a record from before plans were kept)."""
+    return AbPlan.from_dict(record["plan"]) if record.get("plan") else None
 
 
 def side_commands(pair, side):
@@ -209,28 +205,6 @@ def side_commands(pair, side):
 def pair_side_label(pair, side):
     """The label of one side of a pair (its full command in a pair recorded without labels)."""
     return pair.get("labels", {}).get(side) or pair[side]
-
-
-def labels_of(base, new):
-    """{run definition: 'base command → new command'} where BASE and NEW are the sides of one pair of
-    an A/B run of shell commands (their folder, or the one above, holds its record); else {}."""
-    base, new = Path(base).resolve(), Path(new).resolve()
-    if base.parent != new.parent or not base.is_dir():
-        return {}
-    for folder in (base.parent, base.parent.parent):
-        try:
-            record = json.loads((folder / MANIFEST).read_text())
-        except (OSError, ValueError):
-            continue
-        for pair in record.get("pairs", []):
-            if (folder / pair["directory"]).resolve() == base.parent:
-                return pair_commands(pair)
-    return {}
-
-
-def pair_commands(pair):
-    """{run definition: 'base command → new command'}, in full (the JSON, a caller's AbRow)."""
-    return {r["name"]: f"{r['base']} → {r['new']}" for r in pair["rundefinitions"]}
 
 
 def pair_labels(pair):

@@ -13,6 +13,7 @@ from pathlib import Path
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
 from analysis.ab import designs, layout, merged, paired, separate, task_chunks, verdict
+from analysis.ab.record import AbPlan
 from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
 from analysis.tools.commands import cli as commands_cli
@@ -51,7 +52,7 @@ def resume(options, outdir):
 def _start_blocks(options, outdir, reruns):
     """The blocks design's run of two definitions (None: they cannot share an invocation, which is
     said on stderr, or --design separate)."""
-    if options.design not in ("auto", "blocks"):
+    if not designs.before_choice(options.design).holds_both:
         return None
     reason = merged.why_not_mergeable(options.base, options.new)
     if reason:
@@ -60,9 +61,7 @@ def _start_blocks(options, outdir, reruns):
     names = [n for n in separate.rundefinitions(options.base) if n in separate.rundefinitions(options.new)]
     if not names:
         raise ABError(f"{options.base} and {options.new} share no run definition name; compare lines base and new up by it")
-    plan = {"seed": options.seed, "reruns": reruns, "max_reruns": options.max_reruns_limit, "load": options.load,
-            "container": options.container, "until": options.until}
-    return merged.start(options.base, options.new, outdir, names, plan)
+    return merged.start(options.base, options.new, outdir, names, AbPlan.of(options, reruns))
 
 
 def _one_side(design):
@@ -72,7 +71,7 @@ def _one_side(design):
 
 def _chunks(options):
     """Chunks of the task set for definitions that the default design could not merge (1: none)."""
-    if options.design not in ("auto", "blocks") or not merged.why_not_mergeable(options.base, options.new):
+    if not designs.before_choice(options.design).holds_both or not merged.why_not_mergeable(options.base, options.new):
         return 1
     chunks = min(task_chunks.count(options.base), task_chunks.count(options.new))
     if chunks > 1:

@@ -115,3 +115,12 @@ def get(name: str) -> Design:
 
 def names() -> tuple:
     return tuple(_BY_NAME)
+
+
+AUTO = "auto"   # the default: the pilot chooses a design for the commands (analysis.ab.pilot)
+
+
+def before_choice(name: str) -> Design:
+    """The Design that options are checked against before auto's pilot has chosen: blocks for auto
+    (it chooses among the paired designs, and blocks compares the most columns), else the one named."""
+    return get("blocks" if name == AUTO else name)

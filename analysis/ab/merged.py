@@ -149,9 +149,9 @@ def start(base, new, outdir, names, plan):
         (folder / "tasks").rmdir()
     chunks = chunks_of(copies)
     lint.require_valid([merge(copies, names, outdir / DEFINITION, chunks)])
-    run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), chunks=chunks, seed=plan["seed"],
-                    reruns=plan["reruns"], max_reruns=max(plan["max_reruns"], plan["reruns"]), until=plan["until"],
-                    background=plan["load"], container=plan["container"], created=now())
+    run = BlocksRun(str(Path(base).resolve()), str(Path(new).resolve()), list(names), chunks=chunks, seed=plan.seed,
+                    reruns=plan.reruns, max_reruns=max(plan.max_reruns, plan.reruns), until=plan.until,
+                    background=plan.load, container=plan.container, created=now())
     run.plan_reruns(1, run.reruns)
     run.save(outdir)
     return run

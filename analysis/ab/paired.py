@@ -20,7 +20,7 @@ from analysis.sweep.model import Experiment, now
 from analysis.tools.commands import definition, executions
 from analysis.ab import designs, sentinel, stopping
 from analysis.ab import runner as ab_runner
-from analysis.ab.record import AbRecord
+from analysis.ab.record import AbRecord, Sides
 from analysis.ab.sentinel import SENTINEL
 from analysis.tools.commands.spec import Options
 
@@ -112,6 +112,37 @@ class PairedRun(AbRecord):
         """None: cmdrun draws the pairs' order in each run from the invocation's seed (invocation_seed)."""
         return None
 
+    # the Run protocol (analysis.ab.record.Run)
+    def measure(self, directory, columns, options, out):
+        result, looks = measure(self, directory, columns, options, out=out)
+        return result, stopping.sequential_report(self, result, looks, options, directory)
+
+    def busy_from_outside(self, directory):
+        return busy(self, directory)
+
+    def design_changed(self):
+        return sentinel.undecided_by_design(self)
+
+    def sides(self, directory, pair, commands, rows, run_options):
+        from analysis.ab import paired_summary
+        from analysis.tools.commands import figures as figures_mod
+
+        found = tables(directory, self)   # once for both sides and the cost
+        base, new = (side_figures(found, directory, which, side, self) for which, side in zip("ab", commands))
+        aside = disturbed_line(self, directory)
+        full = "\n".join(filter(None, [paired_summary.summary(self), *sentinel.colocation_lines(self),
+                                        paired_summary.duet_note(self, pair, rows), aside]))
+        short = "\n".join(filter(None, [paired_summary.summary(self, verbose=False),
+                                         *sentinel.colocation_lines(self, flagged_only=True), aside]))
+        return Sides(base, new, figures_mod.benchexec_cost(found, self.options), full, short, "")
+
+    def batched(self, run_options):
+        return self.options
+
+    def export(self, directory):
+        return {"cores": self.cores, "pilot": self.pilot, "colocation": self.colocation, "flagged": self.flagged,
+                "switched": self.switched, "disturbed": sorted(loaded(directory, self).disturbed.names)}
+
 
 def _experiment(outdir, names):
     outdir = Path(outdir)
@@ -163,8 +194,8 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     check_cpus(design)
     runner.build_programs()
     rundefinition = pair["rundefinitions"][0]
-    if design == "auto":
-        threshold = plan.get("threshold", 0.02)
+    if design == designs.AUTO:
+        threshold = plan.threshold
         remembered = choices.key(rundefinition, options, threshold)
         stale = choices.stale(remembered)
         choice = pilot.choose(rundefinition, options, columns, threshold, choices.recall(remembered))
@@ -180,16 +211,16 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
                               f"{choice.alone.cores:.0%} of its wall time alone): use --design blocks, which runs "
                               f"them on {choice.alone.cores_used} cores as they run alone (auto chooses it)")
         if designs.get(design).co_located:
-            choice = pilot.checked(choice, rundefinition, options, plan.get("threshold", 0.02))
+            choice = pilot.checked(choice, rundefinition, options, plan.threshold)
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
     definition.write_tasks(outdir, batch_options)
-    cores = choice.alone.cores_used if choice.design == "blocks" else 1
-    run = PairedRun(choice.design, pair["rundefinitions"], batch_options, batch, seed=plan["seed"],
-                    reruns=plan["reruns"], max_reruns=max(plan["max_reruns"], plan["reruns"]), until=plan["until"],
-                    background=plan["load"], container=plan["container"], created=now(),
-                    design_why=f"auto: {choice.why}" if design == "auto" else choice.why, cores=cores,
+    cores = 1 if designs.get(choice.design).co_located else choice.alone.cores_used   # co-located: a core a side
+    run = PairedRun(choice.design, pair["rundefinitions"], batch_options, batch, seed=plan.seed,
+                    reruns=plan.reruns, max_reruns=max(plan.max_reruns, plan.reruns), until=plan.until,
+                    background=plan.load, container=plan.container, created=now(),
+                    design_why=f"auto: {choice.why}" if design == designs.AUTO else choice.why, cores=cores,
                     pilot=choice.check.to_dict() if choice.check else {})
     write(run, outdir, command_line)
     run.plan_reruns(1, run.reruns)

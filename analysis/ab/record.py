@@ -7,12 +7,41 @@ extend it; the step loop (analysis.sweep.steps_loop) saves it after every change
 
 import bz2
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 from analysis.ab import designs
 from analysis.sweep import steps_loop
 from analysis.sweep.model import StepsRecord
+
+
+@dataclass(frozen=True)
+class AbPlan:
+    """What a new A/B run is planned with, taken from the AbOptions once: read as fields everywhere,
+    and kept in DIR/commands.json so that a resume (which has no --reruns) plans as the run began."""
+
+    reruns: int                 # invocations (separate: per side) to start with
+    seed: int = 0
+    until: float = None         # --until PCT
+    max_reruns: int = 20
+    load: int = 0               # --load: busy processes around every invocation
+    container: bool = True
+    design: str = "separate"    # as given (auto: the pilot chooses); records from before the field ran separate
+    threshold: float = 0.02     # what the pilot's and the sentinel's tolerance derive from
+
+    @classmethod
+    def of(cls, options, reruns):
+        return cls(reruns, options.seed, options.until, options.max_reruns_limit, options.load, options.container,
+                   options.design, options.threshold)
+
+    @classmethod
+    def from_dict(cls, data):
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self):
+        return asdict(self)
 
 
 @dataclass(kw_only=True)
@@ -78,6 +107,45 @@ class AbRecord(StepsRecord):
         """Plan reruns `first` to `last`, both included."""
         for rerun in range(first, last + 1):
             self.plan(rerun)
+
+
+class Sides(NamedTuple):
+    """What the text and the export say of one measured pair of shell commands."""
+
+    base: list       # base's figures, one per command (analysis.tools.commands.figures)
+    new: list
+    cost: object     # BenchExec's cost around the runs (figures.benchexec_cost)
+    full: str        # the design's lines in full (--verbose, the JSON)
+    short: str       # and in short (the text)
+    warning: str     # a warning about the machines the sides ran on ('' for none)
+
+
+class Run(Protocol):
+    """What `timekit ab` on shell commands asks of a pair's record, whatever its kind (separate.ABRun,
+    paired.PairedRun): the report, the api and the gate call these, never the kind. A new kind of
+    run is one class with these methods."""
+
+    design: str
+    reruns: int
+    until_decided: bool
+
+    def measure(self, directory, columns, options, out):
+        """Run the pending invocations (and, deciding, more); (compare's Result, SequentialReport)."""
+
+    def busy_from_outside(self, directory) -> str:
+        """Why no verdict rests on the run for outside work ('' where one does)."""
+
+    def design_changed(self) -> str:
+        """Why the design changed what it measures ('' where it did not)."""
+
+    def sides(self, directory, pair, commands, rows, run_options) -> Sides:
+        """The figures of each side and the design's lines; `commands`: (base's, new's) spec.Commands."""
+
+    def batched(self, run_options):
+        """The options every BenchExec run of the pair got (the batch, where the run sets one)."""
+
+    def export(self, directory) -> dict:
+        """The run's own fields of the JSON's `ab` entry."""
 
 
 _CORES = re.compile(rb'<column title="cpuCores" value="([0-9,\s-]+)"')

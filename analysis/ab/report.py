@@ -8,7 +8,7 @@ holds), and the exit code the gate gives.
 from dataclasses import asdict
 
 from analysis.tools.commands import output, report
-from analysis.ab import command_pairs, layout, paired, paired_summary, sentinel, verdict
+from analysis.ab import command_pairs, layout, verdict
 
 
 def in_full(pair):
@@ -19,18 +19,13 @@ def in_full(pair):
 def design_changed(measured, name=in_full):
     """['base → new: why'] of the pairs whose co-located design the sentinel flagged without a
     blocks continuation: their verdict is undecided, and the gate must not pass on it."""
-    return [f"{name(m.pair)}: {sentinel.undecided_by_design(m.run)}" for m in measured
-            if isinstance(m.run, paired.PairedRun) and sentinel.undecided_by_design(m.run)]
+    return [f"{name(m.pair)}: {why}" for m in measured for why in [m.run.design_changed()] if why]
 
 
 def busy(measured, name=in_full):
     """['base → new: why'] of the pairs with too many invocations disturbed from outside to set
     them aside (analysis.sweep.disturbed): their verdict is undecided whatever the rows say."""
-    from analysis.ab import separate
-
-    found = [(m, paired.busy(m.run, m.directory) if isinstance(m.run, paired.PairedRun) else separate.busy(m.run))
-             for m in measured]
-    return [f"{name(m.pair)}: {why}" for m, why in found if why]
+    return [f"{name(m.pair)}: {why}" for m in measured for why in [m.run.busy_from_outside(m.directory)] if why]
 
 
 def gate(measured, threshold):
@@ -41,31 +36,6 @@ def gate(measured, threshold):
     return verdict.gate([r for m in measured for r in m.rows], busy(measured), design_changed(measured), open_rows)
 
 
-def _sides(m, run_options):
-    """(base figures, new figures, BenchExec's Cost, the design's lines in full and in short, the
-    machines warning) of one measured pair."""
-    from analysis.ab import separate
-    from analysis.tools.commands import figures as figures_mod
-
-    pair, run, directory = m.pair, m.run, m.directory
-    if isinstance(run, paired.PairedRun):
-        found = paired.tables(directory, run)   # once for both sides and the cost
-        base = paired.side_figures(found, directory, "a", command_pairs.side_commands(pair, "base"), run)
-        new = paired.side_figures(found, directory, "b", command_pairs.side_commands(pair, "new"), run)
-        full = "\n".join(filter(None, [paired_summary.summary(run), *sentinel.colocation_lines(run),
-                                        paired_summary.duet_note(run, pair, m.rows)]))
-        aside = paired.disturbed_line(run, directory)
-        full += f"\n{aside}" if aside else ""
-        short = "\n".join(filter(None, [paired_summary.summary(run, verbose=False),
-                                         *sentinel.colocation_lines(run, flagged_only=True), aside]))
-        return base, new, figures_mod.benchexec_cost(found, run.options), full, short, ""
-    base, cost = report.measured(directory / "base", command_pairs.side_commands(pair, "base"), run_options)
-    new, _ = report.measured(directory / "new", command_pairs.side_commands(pair, "new"), run_options)
-    why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other rerun; the rerun is "
-           "the unit, so the drift between invocations is in the comparison (--design blocks cancels it). ")
-    return base, new, cost, why + separate.summary(run), separate.summary(run, verbose=False), separate.machines_warning(directory)
-
-
 def render(measured, run_options, options, not_compared=()):
     """(text in options.format, figures of every command, the export's extra fields). The text is
     hyperfine's blocks, the table and the verdict; --verbose adds the method and the design's
@@ -74,7 +44,8 @@ def render(measured, run_options, options, not_compared=()):
 
     pairs, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
     for k, m in enumerate(measured):
-        base, new, cost, summary, short, warning = _sides(m, run_options)
+        commands = tuple(command_pairs.side_commands(m.pair, side) for side in command_pairs.SIDES)
+        base, new, cost, summary, short, warning = m.run.sides(m.directory, m.pair, commands, m.rows, run_options)
         figures += (base if k == 0 else []) + new
         costs.append(cost)
         summaries.append(summary)
@@ -95,7 +66,7 @@ def render(measured, run_options, options, not_compared=()):
         name = command_pairs.pair_label   # the text names a pair by its labels, the JSON in full
         changed_text, outside_text = design_changed(measured, name), busy(measured, name)
         first = measured[0].run
-        batched = first.options if isinstance(first, paired.PairedRun) else run_options
+        batched = first.batched(run_options)
         cost = "\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose))
         last = (verdict.busy_line(outside_text, compare_mod.NOTHING_COMPARED) if outside
                 else verdict.design_changed_line(changed_text, compare_mod.NOTHING_COMPARED) if changed and not regressed
@@ -104,10 +75,7 @@ def render(measured, run_options, options, not_compared=()):
              "busy_from_outside": outside,
              "ab": [{"directory": str(m.directory), "design": m.run.design,
                      "design_why": getattr(m.run, "design_why", ""), "reruns": m.run.reruns,
-                     **({"cores": m.run.cores, "pilot": m.run.pilot, "colocation": m.run.colocation,
-                         "flagged": m.run.flagged, "switched": m.run.switched,
-                         "disturbed": sorted(paired.loaded(m.directory, m.run).disturbed.names)}
-                        if isinstance(m.run, paired.PairedRun) else {}),
+                     **m.run.export(m.directory),
                      "checks": m.run.checks, "stopped": m.run.stopped, "summary": summary, "method": method,
                      "sequential": m.sequential.to_dict()}
                     for m, summary, method in zip(measured, summaries, methods)],

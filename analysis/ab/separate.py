@@ -7,7 +7,6 @@ DIR/ab.json (analysis.sweep.steps_loop) records the plan and every invocation; -
 task set (analysis.ab.task_chunks).
 """
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from lxml import etree
 from analysis.core.errors import UserError
 from analysis.ab import runner as ab_runner
 from analysis.ab import task_chunks
-from analysis.ab.record import AbRecord
+from analysis.ab.record import AbRecord, Sides
 from analysis.sweep import lint, runner, steps_loop
 from analysis.sweep.load import load_tables
 from analysis.sweep.model import Experiment, now
@@ -48,6 +47,33 @@ class ABRun(AbRecord):
     def sets_aside_disturbed(self):
         """A chunked rerun's files are merged from several invocations: they are kept whole."""
         return self.chunks <= 1
+
+    # the Run protocol (analysis.ab.record.Run), for a pair of shell commands in invocations of their own
+    def measure(self, directory, columns, options, out):
+        result = measure(self, directory, columns, options, out=out)
+        return result, sequential_verdicts(self, directory, result.rows, columns, options)
+
+    def busy_from_outside(self, directory):
+        return busy(self)
+
+    def design_changed(self):
+        return ""
+
+    def sides(self, directory, pair, commands, rows, run_options):
+        from analysis.tools.commands import report
+
+        base, cost = report.measured(directory / "base", commands[0], run_options)
+        new, _ = report.measured(directory / "new", commands[1], run_options)
+        why = ("design: separate: base and new in invocations of their own, in seeded orders opposite in every other "
+               "rerun; the rerun is the unit, so the drift between invocations is in the comparison (--design blocks "
+               "cancels it). ")
+        return Sides(base, new, cost, why + summary(self), summary(self, verbose=False), machines_warning(directory))
+
+    def batched(self, run_options):
+        return run_options
+
+    def export(self, directory):
+        return {}
 
 
 def rundefinitions(path):
@@ -241,16 +267,6 @@ def summary(run, verbose=True):
 
 # --------------------------------------------------------------------------------------------
 # what the options ask (analysis.tools.options.AbOptions, built by analysis.ab.cli)
-
-
-def percent(text):
-    try:
-        value = float(str(text).rstrip("% "))
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 100:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage between 0 and 100, e.g. 1.5")
-    return value
 
 
 def reruns_to_start(options):

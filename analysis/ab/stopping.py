@@ -153,21 +153,4 @@ def sequential_report(run, result, looks, options, outdir):
         return SequentialReport()
     ab_looks.apply(result.rows, looks)
     rows = verdicts(run, looks, options.alpha, options.threshold)
-    return SequentialReport(report(run, rows, options.alpha, options.threshold, outdir), rows)
-
-
-def report(run, rows, alpha, threshold, outdir):
-    """The text of the sequential verdicts (`verdicts`)."""
-    from analysis.tools.plan import paired_power, sequential
-    from analysis.tools.plan.ab_looks import seconds_spent
-
-    lines = [f"Decide, then stop (--until-decided): a look after every invocation from M = {sequential.START}, "
-             f"Pocock-type alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; "
-             f"{run.stopped}; {seconds_spent(run) / 60:.1f} min in all."]
-    for v in rows:
-        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} invocations (change {100 * (v.ratio - 1):+.2f} %, "
-                     f"{v.test} p {v.p:.3g} against {v.level:.3g} at this look, {v.interval}); cost: "
-                     f"{f'{v.pairs} pairs, ' if v.pairs else ''}{v.minutes:.1f} min")
-        if v.would_decide:
-            lines.append(f"    would decide it: {paired_power.render_advice(v.would_decide, threshold, outdir)}")
-    return "\n".join(lines)
+    return SequentialReport(ab_looks.report(run, outdir, rows, options.alpha, options.threshold, paired=True), rows)

@@ -16,6 +16,17 @@ def positive_int(text):
     return value
 
 
+def percent(text):
+    """A percentage (--until PCT): 1.5 or 1.5%, between 0 and 100."""
+    try:
+        value = float(str(text).rstrip("% "))
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 100:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage between 0 and 100, e.g. 1.5")
+    return value
+
+
 def probability(text):
     """A fraction or a probability (--threshold, --alpha, ...): 0.05, or 5% for the same; a bare
     5 is refused, not guessed: it could mean 5 % or 500 %."""

@@ -12,7 +12,7 @@ import scipy.stats
 from lxml import etree
 
 from analysis.sweep import lint
-from analysis.tools.calibrate import paired as paired_calibration
+from analysis.products.calibrate import paired as paired_calibration
 from analysis.tools.commands import definition, executions, spec
 from analysis.ab import paired, stopping, paired_summary
 from analysis.ab import observations

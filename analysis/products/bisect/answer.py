@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from analysis.tools.bisect.repo import Commit
-from analysis.tools.bisect.search import Outcome, Taken
-from analysis.tools.bisect.shape import Part, Shape, shape
+from analysis.products.bisect.repo import Commit
+from analysis.products.bisect.search import Outcome, Taken
+from analysis.products.bisect.shape import Part, Shape, shape
 
 EXIT_FOUND, EXIT_NOT_SLOWER = 0, 3
 

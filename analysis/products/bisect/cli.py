@@ -22,8 +22,8 @@ from analysis.ab import designs
 from analysis.core import argtypes
 from analysis.core.errors import UserError
 from analysis.sweep.model import Interrupted
-from analysis.tools.bisect import repo as repo_mod
-from analysis.tools.bisect.manifest import NAME, Manifest
+from analysis.products.bisect import repo as repo_mod
+from analysis.products.bisect.manifest import NAME, Manifest
 
 STEP_BUDGET = 120.0  # seconds of A/B invocations a step may take by default
 DESIGNS = ("auto", *(d for d in designs.names() if d != "separate"))   # a step reads every execution's pair
@@ -145,9 +145,9 @@ def bisect(options: BisectOptions, out=sys.stderr) -> int:
 
 def _bisect(repo, commits, params, options, trees, outdir, out) -> int:
     """The search from GOOD's build to the answer and its report."""
-    from analysis.tools.bisect import answer as answer_mod  # scipy and matplotlib: after parsing
-    from analysis.tools.bisect import report as report_mod
-    from analysis.tools.bisect.search import planned_steps, search, step_alpha
+    from analysis.products.bisect import answer as answer_mod  # scipy and matplotlib: after parsing
+    from analysis.products.bisect import report as report_mod
+    from analysis.products.bisect.search import planned_steps, search, step_alpha
 
     good = params["good"]
     record = Manifest.open(outdir, params, resume=options.resume)
@@ -216,7 +216,7 @@ class ABStep:
         self._save_builds()
 
     def __call__(self, sha):
-        from analysis.tools.bisect.search import Step
+        from analysis.products.bisect.search import Step
 
         try:
             done = repo_mod.build(self.trees, sha, self.options.build)
@@ -235,7 +235,7 @@ class ABStep:
 
     def _measure(self, sha, tree):
         from analysis.ab import api, command_pairs
-        from analysis.tools.bisect.search import Step
+        from analysis.products.bisect.search import Step
         from analysis.tools.options import AbOptions
 
         directory = self.outdir / "steps" / sha[:12]

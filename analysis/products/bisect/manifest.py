@@ -16,7 +16,7 @@ from typing import Optional
 
 from analysis.core.errors import UserError
 from analysis.sweep.model import now, write_atomically
-from analysis.tools.bisect.search import Step, Taken
+from analysis.products.bisect.search import Step, Taken
 
 NAME = "bisect.json"
 VERSION = 1

@@ -16,7 +16,7 @@ import numpy as np
 
 from analysis.core import plots
 from analysis.core.report import Figure, Report, Section, Table, write_report
-from analysis.tools.bisect.answer import Answer, lines
+from analysis.products.bisect.answer import Answer, lines
 
 COLOURS = {"slower": "#c0392b", "same": "#4c72b0", "faster": "#2e8b57", "undecided": "#e69f00", "good": "#333333"}
 LABELS = {"good": "GOOD"}

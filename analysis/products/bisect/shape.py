@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from analysis.tools.bisect.search import Outcome
+from analysis.products.bisect.search import Outcome
 
 SUDDEN = 0.5   # the share of GOOD -> BAD one commit (or range) must carry to be "the" culprit
 

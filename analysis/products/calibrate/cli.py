@@ -4,10 +4,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+from analysis.core import argtypes
 from analysis.core.argtypes import probability
 from analysis.core.verdicts import DRIFT
 from analysis.experiments import EXPERIMENTS
-from analysis.ab import separate as ab_mod
+
 
 def add_parser(commands):
     calibrate = commands.add_parser(
@@ -35,7 +36,7 @@ def add_parser(commands):
     calibrate.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     calibrate.add_argument("--threshold", type=probability, default=0.02, help="compare's noise threshold (default 0.02 = 2 %%)")
     calibrate.add_argument("--slower", type=Path, help="between invocations: invocations of a slower variant, for power at M = 3, 5, 7, 10")
-    calibrate.add_argument("--until", type=ab_mod.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
+    calibrate.add_argument("--until", type=argtypes.percent, metavar="PCT", help="between invocations: also the sequential rule of ab --until PCT")
     calibrate.add_argument("--until-decided", action="store_true",
                            help="between invocations, with --slower: the sequential rule of ab --until-decided, resampled")
     calibrate.add_argument("--plot", type=Path, help="write the power figure (power against runs per side) as PNG")
@@ -45,8 +46,10 @@ def add_parser(commands):
 def run(args):
     from analysis.tools.calibrate import within as calibration
     from analysis.tools.calibrate import between as calibration_between
+    from analysis.tools.calibrate import between_report
     from analysis.tools.calibrate import claims as claims_calibration
-    from analysis.tools.calibrate import family, paired
+    from analysis.products.calibrate import paired
+    from analysis.tools.calibrate import family
 
     if args.claims:
         specs = [spec for experiment in EXPERIMENTS.values() for spec in experiment.claim_specs()]
@@ -63,7 +66,7 @@ def run(args):
     if args.until_decided:
         return _until_decided(args.results, args.slower, columns, args.alpha, args.threshold, args.format)
     if args.results is not None and calibration_between.holds_invocations(args.results, columns):
-        return calibration_between.command(args.results, args.slower, sys.stdout, args.format, args.plot, columns=columns,
+        return between_report.command(args.results, args.slower, sys.stdout, args.format, args.plot, columns=columns,
                                            alpha=args.alpha, threshold=args.threshold, until=args.until)
     source = args.cv if args.cv is not None else args.results
     return calibration.calibration_command(source, sys.stdout, args.format, args.plot, columns=columns,

@@ -23,14 +23,14 @@ TRIALS = 400
 
 
 def holds_paired(path):
-    from analysis.tools.plan import paired_plan
+    from analysis.products.plan import paired_plan
 
     return paired_plan.holds_paired(path)
 
 
 def log_ratios(directory, columns):
     """(row labels, design, invocations x rows array of log ratios) of a paired A/B directory."""
-    from analysis.tools.plan import paired_plan
+    from analysis.products.plan import paired_plan
 
     design, series, _ = paired_plan.series_of(directory, columns)
     sizes = {logs.size for _, logs in series}

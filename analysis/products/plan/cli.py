@@ -180,7 +180,7 @@ def _table(header, rows):
 
 def run(args):
     from analysis.tools.calibrate import family  # numpy, scipy: once the arguments are good
-    from analysis.tools.plan import paired_plan
+    from analysis.products.plan import paired_plan
 
     if len(args.pilots) == 1 and paired_plan.holds_paired(args.pilots[0]):
         result = paired_plan.plan(args.pilots[0], args.columns, args.effect, args.power, args.alpha, args.budget)

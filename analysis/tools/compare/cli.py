@@ -100,8 +100,8 @@ def compare(options):
                                  per_task=options.per_task)
     if result.nothing and not result.not_compared:
         raise UserError(f"{options.base} and {options.new} share no run definition, input and column")
-    from analysis.ab import command_pairs
+    from analysis.tools.commands import pair_record
 
-    labels = command_pairs.labels_of(options.base, options.new)   # an ab folder's sides: its commands, not 'command'
+    labels = pair_record.labels_of(options.base, options.new)   # an ab folder's sides: its commands, not 'command'
     print(compare_mod.render(result, options.format, options.alpha, options.threshold, labels))
     return compare_mod.exit_code(result)

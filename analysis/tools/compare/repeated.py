@@ -257,9 +257,10 @@ def legend(rows, alpha, threshold):
     units = {r.unit for r in rows}
     test = "one-sample t on the invocations' log ratios" if units == {"pair"} else "Welch t"
     text = (f"method: {test}, Holm over {len(rows)} rows, alpha {alpha}; slower/faster only when p < alpha and "
-            f"|change| > {threshold:.1%}, else slightly slower/faster where the CI excludes no change, else ~; undecided where the test and the 95 % CI disagree on whether there is "
-            "a change (the CI is not Holm-adjusted). left out (base / new): runs that did not finish normally or whose "
-            "value is no measurement (none, NaN, infinite, negative), counted by reason.")
+            f"|change| > {threshold:.1%}, else slightly slower/faster where the CI excludes no change, else ~; undecided "
+            "where the test and the 95 % CI disagree on whether there is a change (the CI is not Holm-adjusted). left "
+            "out (base / new): runs that did not finish normally or whose value is no measurement (none, NaN, infinite, "
+            "negative), counted by reason.")
     if "rerun" in units:
         text += (" Rows with 2+ reruns (benchexec invocations) a side: the rerun is the unit (Kalibera & Jones 2013): "
                  "Welch t and Mann-Whitney U on the rerun means, change = ratio of the means of rerun means, CI: "

@@ -1,1 +1,2 @@
-"""`timekit plan`: how many benchexec invocations and runs a comparison needs, from a pilot."""
+"""How many benchexec invocations and runs a comparison needs, and when a sequential rule stops
+(the command line is analysis.products.plan)."""

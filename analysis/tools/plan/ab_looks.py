@@ -162,15 +162,22 @@ def verdicts(run, outdir, looks, columns, alpha, threshold):
     return out
 
 
-def report(run, outdir, rows, alpha, threshold):
-    """The text of the sequential verdicts (`verdicts`)."""
-    lines = [f"Decide, then stop (--until-decided): a look after every pair from M = {sequential.START}, O'Brien-Fleming-type "
+def report(run, outdir, rows, alpha, threshold, paired=False):
+    """The text of the sequential verdicts (`verdicts`, or analysis.ab.stopping's): a paired run
+    looks after every invocation (one log ratio each, Pocock-type spending), a separate one after
+    every pair of invocations (Welch on their means, O'Brien-Fleming-type)."""
+    from analysis.tools.plan import paired_power
+
+    look, spending = ("invocation", "Pocock-type") if paired else ("pair", "O'Brien-Fleming-type")
+    lines = [f"Decide, then stop (--until-decided): a look after every {look} from M = {sequential.START}, {spending} "
              f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; {run.stopped}; "
              f"{seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
-        lines.append(f"  {v.row}: {v.verdict} at M = {v.invocations} a side (change {100 * (v.ratio - 1):+.2f} %, Welch p {v.p:.3g} "
-                     f"against {v.level:.3g} at this look, {v.interval}); cost: {v.invocations} invocations and {v.runs} runs "
-                     f"a side, {v.minutes:.1f} min")
+        at, cost = ((f"{v.invocations} invocations", f"{v.pairs} pairs, " if v.pairs else "") if paired else
+                    (f"{v.invocations} a side", f"{v.invocations} invocations and {v.runs} runs a side, "))
+        lines.append(f"  {v.row}: {v.verdict} at M = {at} (change {100 * (v.ratio - 1):+.2f} %, {v.test} p {v.p:.3g} "
+                     f"against {v.level:.3g} at this look, {v.interval}); cost: {cost}{v.minutes:.1f} min")
         if v.would_decide:
-            lines.append(f"    would decide it: {render_advice(v.would_decide, threshold, outdir)}")
+            advise = paired_power.render_advice if paired else render_advice
+            lines.append(f"    would decide it: {advise(v.would_decide, threshold, outdir)}")
     return "\n".join(lines)

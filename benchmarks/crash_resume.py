@@ -45,6 +45,9 @@ AB = ["ab", "gzip -c -1 README.md > /dev/null", "gzip -c -9 README.md > /dev/nul
       "--reruns", "3", "--runs", "3", "--repeat", "5",
       "--format", "json"]
 RUN = ["run", "memory-bandwidth", "--reps", "2", "--reruns", "3"]
+# a run that finished: 0 or 1, a verdict; 3, an answer its fixed invocations left open (a busy machine). The
+# verdict is not what this benchmark checks: that every invocation is measured once, whatever the kills
+FINISHED = (0, 1, 3)
 MODES = ("during an invocation", "after an invocation", "in a manifest write", "at any moment")
 
 
@@ -174,7 +177,7 @@ def scenario(name, base, workdir, kills, rng, out):
     reference, output = workdir / f"{name}-reference", workdir / f"{name}-killed"
     with open(workdir / f"{name}.log", "ab") as log:
         began = time.monotonic()
-        check(start(list(base), reference, log).wait() in (0, 1), f"{name}: the uninterrupted run failed, see {log.name}")
+        check(start(list(base), reference, log).wait() in FINISHED, f"{name}: the uninterrupted run failed, see {log.name}")
         reference_seconds = time.monotonic() - began
         figures = {"kills": 0, "by mode": {m: 0 for m in MODES}, "slowest cleanup s": 0.0, "kit ended first": 0}
         began = time.monotonic()
@@ -191,14 +194,14 @@ def scenario(name, base, workdir, kills, rng, out):
                 figures["kills"] += 1
                 figures["by mode"][mode] += 1
                 figures["slowest cleanup s"] = max(figures["slowest cleanup s"], round(cleanup, 2))
-            elif code in (0, 1):  # finished before the kill: measure it all again, elsewhere
+            elif code in FINISHED:  # finished before the kill: measure it all again, elsewhere
                 figures["kit ended first"] += 1
                 shutil.move(str(output), str(workdir / f"{name}-finished-{figures['kit ended first']}"))
             else:
                 raise Failed(f"{name}: the kit exited {code} before the kill ({mode}); see {log.name}")
             print(f"{name}: kill {figures['kills']}/{kills} {mode}: gone after {cleanup:.2f} s", file=out, flush=True)
         last = start(command(base, output), output, log)
-        check(last.wait() in (0, 1), f"{name}: the final resume failed (exit {last.returncode}); see {log.name}")
+        check(last.wait() in FINISHED, f"{name}: the final resume failed (exit {last.returncode}); see {log.name}")
         figures["seconds with kills"] = round(time.monotonic() - began, 1)
         figures["seconds uninterrupted"] = round(reference_seconds, 1)
     check(not strays(output), f"{name}: processes left after the end: {strays(output)}")
@@ -235,7 +238,7 @@ def disk_full(base, name, workdir, out):
         filler.unlink()
         with open(log_path, "ab") as log:
             code = start(command(base, output), output, log).wait()
-        check(code in (0, 1), f"{name}: the resume after freeing space exited {code}; see {log_path}")
+        check(code in FINISHED, f"{name}: the resume after freeing space exited {code}; see {log_path}")
         for _, step in steps(output):
             check(step["status"] == "done", f"{name}: step {step['name']} is {step['status']} after the resume")
         print(f"{name}: full disk: {errors[0]}", file=out, flush=True)

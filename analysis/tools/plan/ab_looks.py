@@ -133,7 +133,7 @@ def advice(outdir, row_look, columns, alpha, threshold, power=0.9):
         margin, confidence = threshold - abs(change), 1 - 2 * alpha / k
         for m in range(sequential.START, design.MAX_RERUNS + 1):
             if design.half_width(cv, m, confidence) < margin:
-                d = design.Design(m, row.runs, float("nan"), float("nan"), design.half_width(cv, m, confidence),
+                d = design.RerunPlan(m, row.runs, float("nan"), float("nan"), design.half_width(cv, m, confidence),
                                   2 * m * (costs.invocation + row.runs * run_seconds))
                 break
     if d is None:

@@ -25,7 +25,10 @@ SEED = 0
 
 
 @dataclass
-class Design:
+class RerunPlan:
+    """M invocations a side of n runs each, and what they give: the power and the CI's half-width
+    (not an A/B design: those are analysis.ab.designs)."""
+
     reruns: int                 # M invocations a side
     runs: int                   # n runs per invocation
     power_analytic: float       # statsmodels, t-test at the row's alpha
@@ -101,7 +104,7 @@ def design_at(row, n, effect, alpha, power, threshold, invocation_seconds, run_s
     while m <= MAX_RERUNS:
         simulated = simulated_power(row.cv_between, row.cv_within, n, m, effect, alpha, threshold)
         if simulated >= power - SLACK:
-            return Design(m, n, analytic_power(effect, cv, m, alpha), simulated, half_width(cv, m),
+            return RerunPlan(m, n, analytic_power(effect, cv, m, alpha), simulated, half_width(cv, m),
                           2 * m * (invocation_seconds + n * run_seconds))
         m += max(1, m // 10)
     return None
@@ -115,7 +118,7 @@ def candidate_runs(row, invocation_seconds, run_seconds):
 
 
 def cheapest(row, effect, alpha, power, threshold, invocation_seconds, run_seconds):
-    """(cheapest Design or None, Design at the pilot's n or None, K&J's n*)."""
+    """(cheapest RerunPlan or None, RerunPlan at the pilot's n or None, K&J's n*)."""
     candidates, best = candidate_runs(row, invocation_seconds, run_seconds)
     designs = {n: design_at(row, n, effect, alpha, power, threshold, invocation_seconds, run_seconds) for n in candidates}
     found = [d for d in designs.values() if d]
@@ -123,7 +126,7 @@ def cheapest(row, effect, alpha, power, threshold, invocation_seconds, run_secon
 
 
 def detectable(row, budget_seconds, alpha, power, threshold, invocation_seconds, run_seconds):
-    """(smallest effect 'slower' with `power` within the budget, its Design) or (None, None) when the
+    """(smallest effect 'slower' with `power` within the budget, its RerunPlan) or (None, None) when the
     budget does not buy MIN_RERUNS a side. The effect: statsmodels' solve_power for d at the M the
     budget buys, then raised in 1 % steps until the simulated rule reaches the power too."""
     options = []
@@ -138,6 +141,6 @@ def detectable(row, budget_seconds, alpha, power, threshold, invocation_seconds,
         while simulated_power(row.cv_between, row.cv_within, n, m, effect, alpha, threshold) < power - SLACK:
             effect *= 1.01
         simulated = simulated_power(row.cv_between, row.cv_within, n, m, effect, alpha, threshold)
-        options.append((effect, Design(m, n, analytic_power(effect, cv, m, alpha), simulated, half_width(cv, m),
+        options.append((effect, RerunPlan(m, n, analytic_power(effect, cv, m, alpha), simulated, half_width(cv, m),
                                        2 * m * (invocation_seconds + n * run_seconds))))
     return min(options, key=lambda o: o[0]) if options else (None, None)

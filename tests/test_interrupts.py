@@ -119,3 +119,55 @@ def test_bench_started_in_a_scripts_background_still_stops(programs, scratch, si
     assert no_lock_held(out)
     if resumed:
         assert resumed.group(1) == f"timekit bench --resume --output {out}"
+
+
+FORK_WINDOW = """
+import os, signal, subprocess, sys
+from analysis.machine import guard
+from analysis.sweep import steps_loop
+from analysis.sweep.model import Interrupted
+
+sent = []
+def signal_in_the_fork():   # a SIGTERM that arrives while Python runs its at-fork hooks
+    if not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+os.register_at_fork(after_in_parent=signal_in_the_fork)
+quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+spawn = {"plain": lambda: subprocess.Popen(["sleep", "30"], preexec_fn=os.setpgrp, **quiet),
+         "held": lambda: guard.popen(["sleep", "30"], os.setpgrp, **quiet)}[sys.argv[1]]
+child = None
+with steps_loop.signals_interrupt():
+    try:
+        child = spawn()
+        steps_loop.raise_if_lost()
+        print("not interrupted")
+    except Interrupted as e:
+        print("interrupted", e)
+if child is not None:   # the plain Popen's child, which its caller still holds
+    child.kill()
+    child.wait()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a child is left")
+except ChildProcessError:
+    print("no child left")
+"""
+
+
+@pytest.mark.parametrize("spawn", ("plain", "held"))
+def test_a_signal_inside_the_fork_of_a_child_still_interrupts(spawn):
+    """Python swallows an exception raised inside an at-fork hook ("Exception ignored"): a plain
+    Popen with a preexec_fn loses the kit's interrupt there (the bisect that ran to its end after a
+    SIGINT), which raise_if_lost recovers at the next step; guard.popen holds the signal back until
+    the fork is done, raises it there and kills the child its caller never got."""
+    done = subprocess.run([sys.executable, "-c", FORK_WINDOW, spawn], cwd=REPO, capture_output=True, text=True,
+                          timeout=30, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines = done.stdout.splitlines()
+    if spawn == "plain":
+        assert "Exception ignored" in done.stderr, done.stderr
+        assert lines[0] == "interrupted SIGTERM", done.stdout   # by raise_if_lost, not by the handler
+    else:
+        assert "Exception ignored" not in done.stderr, done.stderr
+        assert lines == ["interrupted SIGTERM", "no child left"], done.stdout + done.stderr

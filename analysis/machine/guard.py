@@ -11,6 +11,7 @@ their preexec_fn instead. Runs as a script, importing nothing of the kit (docs/s
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -36,6 +37,48 @@ def in_own_group_dying_with_kit():
     parent = os.getppid()
     os.setpgrp()
     die_with_kit(parent)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def popen(args, preexec_fn, **kwargs):
+    """subprocess.Popen with a preexec_fn, the kit's stop signals held back across the fork.
+
+    Python runs at-fork hooks around such a fork (logging's lock among them), and an exception the
+    kit's signal handler raises inside one is printed as "Exception ignored" and lost: the kit ran
+    to its end after a SIGINT. Held back, the signal arrives once the fork is done; the child gets
+    the mask it would have had before its preexec_fn runs. A child started in the moment the signal
+    arrives is killed with its group, since its caller never learns of it.
+    """
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def child():
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        preexec_fn()
+
+    process = None
+    try:
+        process = subprocess.Popen(args, preexec_fn=child, **kwargs)
+    finally:
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)   # a held signal's handler runs here
+        except BaseException:
+            if process is not None:
+                _kill_group_of(process)
+            raise
+    return process
+
+
+def _kill_group_of(process):
+    try:
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except ProcessLookupError:
+        pass
+    process.wait()
 
 
 def wrap(command):

@@ -52,8 +52,8 @@ class BackgroundLoad:
             raise SweepError(f"{BUSY_PROGRAM} is missing; build the programs first (make -C programs)")
         for _ in range(self.count):
             self.processes.append(
-                subprocess.Popen([str(BUSY_PROGRAM)], preexec_fn=self._place,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                guard.popen([str(BUSY_PROGRAM)], self._place,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             )
         return self
 
@@ -163,8 +163,8 @@ def run_step(experiment, sweep, step, outdir, progress):
         log.write(f"# {' '.join(command)}\n")
         log.flush()
         # in the runner's session, as the competitor (see BackgroundLoad), in a process group of its own
-        process = subprocess.Popen(guard.wrap(command), cwd=REPO, preexec_fn=os.setpgrp, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = guard.popen(guard.wrap(command), os.setpgrp, cwd=REPO, stdin=subprocess.DEVNULL,
+                              stdout=log, stderr=subprocess.STDOUT)
         try:
             _follow(process, log_path, lambda: progress.run_finished(label))
             return process.returncode

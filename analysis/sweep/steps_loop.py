@@ -95,6 +95,14 @@ def _interrupt(signum, frame):
     raise Interrupted(_caught[0])
 
 
+def raise_if_lost():
+    """Raise Interrupted again if a signal came but its exception never left (Python prints
+    "Exception ignored" for one raised inside a finalizer or an at-fork hook and goes on): called
+    where the kit starts new work, which an interrupted kit never reaches otherwise."""
+    if _caught:
+        raise Interrupted(_caught[0])
+
+
 @contextlib.contextmanager
 def signals_interrupt():
     """SIGINT, SIGTERM and SIGHUP raise Interrupted while inside, even where the kit was started with
@@ -128,6 +136,7 @@ def run_pending(record, directory, where, invoke, error, after=None, out=sys.std
             print(f"resuming: {redone(record) - before} invocation(s) cut short run again; their files are "
                   f"kept under {INCOMPLETE}/ and not counted", file=out, flush=True)
         for step in [s for s in record.steps if s.status != "done"]:
+            raise_if_lost()
             step.status, step.started = "running", now()
             _save(record, directory, error)
             try:

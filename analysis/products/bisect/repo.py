@@ -281,8 +281,8 @@ def _run(command: str, cwd: Path, log: Path) -> int:
     the whole group is killed at once if we are interrupted (the kit then ends within a second)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
-        process = subprocess.Popen(["sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT, preexec_fn=guard.in_own_group_dying_with_kit)
+        process = guard.popen(["sh", "-c", command], guard.in_own_group_dying_with_kit, cwd=cwd,
+                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         try:
             return process.wait()
         except BaseException:

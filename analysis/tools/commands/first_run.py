@@ -78,8 +78,8 @@ def _once(tool, text, prepare, options, container):
 def _runexec(arguments):
     """runexec ARGUMENTS under the kit's guard (it ends with the kit); its stdout and stderr."""
     command = guard.wrap([sys.executable, "-m", "benchexec.runexecutor", "--quiet", *arguments])
-    process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, preexec_fn=os.setpgrp)
+    process = guard.popen(command, os.setpgrp, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
     try:
         stdout, stderr = process.communicate()
     finally:

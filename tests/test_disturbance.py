@@ -333,11 +333,11 @@ def test_separate_definitions_set_a_disturbed_invocation_aside_and_too_many_leav
     data = json.loads(capsys.readouterr().out)
     run = separate.ABRun.load(scratch / "one")
     [aside] = [s for s in run.steps if s.disturbed]
-    assert aside.rerun == 2 and data["ab"]["busy_from_outside"] == ""
+    assert aside.rerun == 2 and data["busy_from_outside"] == []
     assert list((scratch / "one" / aside.condition / "outside-load").glob(f"*/*.{aside.name}.*.results.*"))
-    assert "1 of 6 benchexec invocations disturbed from outside, set aside" in data["ab"]["summary"]
-    counts = {(r["reruns_base"], r["reruns_new"]) for r in data["rows"]}
-    assert counts == ({(2, 3)} if aside.condition == "base" else {(3, 2)}), data["rows"]
+    assert "1 of 6 benchexec invocations disturbed from outside, set aside" in data["ab"][0]["summary"]
+    counts = {(r["reruns_base"], r["reruns_new"]) for r in data["comparison"]}
+    assert counts == ({(2, 3)} if aside.condition == "base" else {(3, 2)}), data["comparison"]
 
     monkeypatch.setattr(steps_loop.disturbance, "between", _Outside({1, 2, 3, 4}))
     assert definitions_path.start(replace(options, output=scratch / "many", format="text")) == 3

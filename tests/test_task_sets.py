@@ -202,7 +202,7 @@ def test_ab_under_benchexec_gives_one_row_per_task_set(programs, scratch):
                            "--reruns", "4", "--design", "separate", "--output", out, "--format", "json"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     data = json.loads(done.stdout)
-    rows = data["rows"]
+    rows = data["comparison"]
     assert [(r["input"], r["column"]) for r in rows] == [("large", "cputime"), ("small", "cputime"),
                                                         ("large", "walltime"), ("small", "walltime")], done.stderr
     # 4 invocations a side: with 3, one slow invocation of the small set left a doubling at Holm p 0.051

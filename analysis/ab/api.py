@@ -25,7 +25,6 @@ from analysis.ab import command_pairs, designs, report, separate
 from analysis.ab import runner as ab_runner
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.commands import first_run, spec
-from analysis.tools.compare.repeated import SAME
 from analysis.tools.options import AbOptions
 
 VERDICTS = ("slower", "same", "faster", "undecided")
@@ -45,12 +44,11 @@ class AbRow:
 
 @dataclass(frozen=True)
 class AbOutcome:
-    """What an A/B run of shell commands found: one of VERDICTS by the gate, on the gated column
-    (the first compared, CPU time unless options.columns says otherwise): "slower" where the gate
-    fails (exit 1); "faster" or "same" (no change beyond the threshold, the CI inside ±threshold,
-    or --until-decided's equivalence) where it passes with the CI telling; else "undecided", and
-    `reason` says why. `ratio`, `ci_low`, `ci_high`: the gated row's (the first, where -L gives
-    several)."""
+    """What an A/B run of shell commands found: one of VERDICTS, the gate's over every row
+    (analysis.ab.verdict.judge, what `timekit ab` says last): "slower" where it fails (exit 1);
+    "faster" (a row is) or "same" where it passes; else "undecided", and `reason` says why.
+    `ratio`, `ci_low`, `ci_high`: the first row of the first column compared (CPU time unless
+    options.columns says otherwise)."""
 
     verdict: str
     ratio: float
@@ -107,10 +105,10 @@ def compare_commands(base: Optional[str], new: Optional[str], options: AbOptions
         measured, not_compared = _measure(record, outdir, run_options, options, fresh, note, out)
     finally:
         steps_loop.release(outdir)   # the directory's lock, taken once from the first invocation on
-    text, figures, extra = report.render(measured, run_options, options, not_compared)
-    exit_code, reason = report.gate(measured, options.threshold)
-    return outcome(measured, exit_code, reason, options.threshold, time.monotonic() - started, outdir, text,
-                   tuple(figures), extra, extra["busy_from_outside"])
+    judged = report.gate(measured, options.threshold)
+    text, figures, extra = report.render(measured, run_options, options, judged, not_compared)
+    return outcome(measured, judged, time.monotonic() - started, outdir, text, tuple(figures), extra,
+                   extra["busy_from_outside"])
 
 
 def check(commands, options):
@@ -152,44 +150,20 @@ def _measure(record, outdir, run_options, options, fresh, note, out):
     return measured, not_compared
 
 
-def outcome(measured, exit_code, reason, threshold, seconds, directory, text="", figures=(), export=None,
-            busy_from_outside=()):
-    """The AbOutcome of the measured pairs, the gate's exit code and its reason for no verdict."""
-    rows, gated = [], []
+def outcome(measured, judged, seconds, directory, text="", figures=(), export=None, busy_from_outside=()):
+    """The AbOutcome of the measured pairs and the gate's verdict on them (report.gate)."""
+    rows, head = [], None
     for m in measured:
         labels = command_pairs.pair_commands(m.pair)
         for r in m.rows:
             row = AbRow(labels.get(r.rundefinition, r.rundefinition), r.column, r.ratio, r.ci_low, r.ci_high, r.verdict)
             rows.append(row)
-            if r.column == m.columns[0]:
-                gated.append((row, bool(m.run.until_decided)))
+            if head is None and r.column == m.columns[0]:
+                head = row
     column = measured[0].columns[0] if measured else ""
-    head = gated[0][0] if gated else AbRow("", column, float("nan"), float("nan"), float("nan"), "")
-    if exit_code == 1:
-        verdict = "slower"
-    elif exit_code != 0:
-        verdict = "undecided"
-    else:
-        verdict, reason = _passed(gated, threshold)
+    head = head or AbRow("", column, float("nan"), float("nan"), float("nan"), "")
     invocations = sum(s.status == "done" for m in measured for s in m.run.steps)
     design = measured[0].run.design if measured else ""
-    return AbOutcome(verdict, head.ratio, head.ci_low, head.ci_high, column, exit_code, reason, invocations, seconds,
-                     Path(directory), design, tuple(rows), text, tuple(figures), export or {}, tuple(busy_from_outside))
-
-
-def _passed(gated, threshold):
-    """(verdict, reason) where the gate passed: faster, same, or undecided where a gated row's CI
-    still reaches beyond ±threshold (or the sequential rule left it open)."""
-    def same(row, sequential):
-        inside = 1 - threshold <= row.ci_low and row.ci_high <= 1 + threshold
-        return row.verdict in SAME and (sequential or inside)
-
-    open_rows = [row for row, sequential in gated if row.verdict != "faster" and not same(row, sequential)]
-    if open_rows:
-        parts = [f"{r.pair} {r.column}: " + ("the sequential rule left it undecided" if r.verdict == "undecided" else
-                                            f"its 95 % CI {100 * (r.ci_low - 1):+.2f} … {100 * (r.ci_high - 1):+.2f} % "
-                                            f"reaches beyond ±{100 * threshold:g} %") for r in open_rows]
-        return "undecided", "; ".join(parts) + ": more invocations (--until-decided) would tell"
-    if not gated:
-        return "undecided", "no row of the gated column"
-    return ("faster" if any(r.verdict == "faster" for r, _ in gated) else "same"), ""
+    return AbOutcome(judged.verdict, head.ratio, head.ci_low, head.ci_high, column, judged.exit_code, judged.reason,
+                     invocations, seconds, Path(directory), design, tuple(rows), text, tuple(figures), export or {},
+                     tuple(busy_from_outside))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.ab import designs, layout, merged, paired, separate, task_chunks, verdict
+from analysis.ab import designs, layout, merged, paired, report, separate, task_chunks, verdict
 from analysis.ab.record import AbPlan
 from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
@@ -124,24 +124,21 @@ def _measure_and_print(run, outdir, options, note):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
 
     outside = separate.busy(run) if one_side else paired.busy(run, outdir)   # too much outside work: no verdict
-    open_rows = [f"{r.rundefinition} {r.column}: its 95 % CI reaches {100 * (r.ci_high - 1):+.2f} %" for r in result.rows
-                 if verdict.is_open(r.verdict, r.ci_high, options.threshold, bool(run.until_decided))]
-    code, _ = verdict.gate(result.rows, [outside] if outside else (), open_rows=open_rows)
+    judged = verdict.judge([verdict.Gated(r.rundefinition, r.column, r.verdict, r.ratio, r.ci_low, r.ci_high,
+                                          bool(run.until_decided)) for r in result.rows],
+                           options.threshold, [outside] if outside else ())
     if options.format == "json":
-        data = compare_mod.as_data(result, options.alpha, options.threshold)
-        data["ab"] = {"design": run.design, "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped,
-                      "summary": summary(run), "directory": str(outdir), "sequential": sequential.to_dict(),
-                      "busy_from_outside": outside}
+        names = {r.rundefinition: r.rundefinition for r in result.rows}
+        method = compare_mod.legend(result.rows, options.alpha, options.threshold)
+        data = {"results": [], "verdict": judged.to_dict(),
+                "comparison": [report.comparison_entry(r, names, names, outdir, run) for r in result.rows],
+                "regression": judged.exit_code == 1, "design_changes_measure": [],
+                "busy_from_outside": [outside] if outside else [], "not_compared": result.not_compared,
+                "ab": [report.run_entry(run, outdir, summary(run), method, sequential)]}
         print(json.dumps(data, indent=2, default=str))
-        return code
+        return judged.exit_code
     table = compare_mod.render(result, options.format, options.alpha, options.threshold, method=options.verbose)
     pair = layout.PairText(table, summary(run, verbose=options.verbose), sequential.text,
-                         warning=separate.machines_warning(outdir) if one_side else "")
-    comparison = [{"verdict": r.verdict, "ci_high": r.ci_high, "column": r.column, "command": r.rundefinition,
-                   "sequential": bool(run.until_decided)} for r in result.rows]
-    last = (verdict.busy_line([outside], code) if outside
-            else "" if options.per_task   # per task: its own verdict line
-            else verdict.verdict_line(comparison, False, options.threshold) if open_rows and code != 1
-            else compare_mod.verdict_line(result))
-    print(layout.compose([pair], last))
-    return code
+                           warning=separate.machines_warning(outdir) if one_side else "")
+    print(layout.compose([pair], judged.line))
+    return judged.exit_code

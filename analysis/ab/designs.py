@@ -27,6 +27,7 @@ class Design(Protocol):
     cmdrun_option: Optional[str]  # how cmdrun runs a pair under it (None: one after the other)
     cpus: int                     # CPUs this process must be allowed
     others_matter: bool           # work on CPUs its runs do not use disturbs its answer (measured: benchmarks/)
+    quotes_machine_aa: bool       # its A/A ratio here lies off 1 by the machine's cores: quoted beside its rows
 
     def plan(self, record, rerun: int) -> list: ...
 
@@ -44,6 +45,7 @@ class Separate:
     cmdrun_option: Optional[str] = None
     cpus: int = 1
     others_matter: bool = True
+    quotes_machine_aa: bool = False
 
     def plan(self, record, rerun):
         if record.chunks <= 1:
@@ -70,6 +72,7 @@ class Blocks:
     # a loop or a compressor on another CPU left its verdicts and CIs as on the quiet machine (and
     # interleaved's): benchmarks/README.md, "A busy runner"; so such invocations are kept
     others_matter: bool = False
+    quotes_machine_aa: bool = False
 
     def plan(self, record, rerun):
         return [Step(load=record.background, rerun=rerun, name=f"rerun{rerun}", condition=record.condition,
@@ -98,6 +101,7 @@ class Duet(Blocks):
     cmdrun_option: Optional[str] = "--duet"
     cpus: int = 2
     others_matter: bool = True    # not measured beside other work: set aside as before
+    quotes_machine_aa: bool = True   # two cores are never quite alike: its A/A recorded (paired_summary.duet_note)
 
 
 ALL = (Separate(), Blocks(), Interleaved(), Duet())

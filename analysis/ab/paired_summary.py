@@ -7,6 +7,7 @@ stopped, and under duet how far this machine's duet of a command against itself 
 import json
 from pathlib import Path
 
+from analysis.ab import designs
 from analysis.sweep.model import now
 
 
@@ -38,7 +39,7 @@ DUET_AA = "duet-aa.json"   # under results/: this machine's last duet of a comma
 def duet_note(run, pair, rows, root=None):
     """Under duet, how far this machine's duet A/A ratio lies from 1: recorded by a duet of a
     command against itself (this run, when it is one), quoted by every other duet run here."""
-    if run.design != "duet":
+    if not designs.get(run.design).quotes_machine_aa:
         return ""
     import socket
 

@@ -29,17 +29,38 @@ def busy(measured, name=in_full):
 
 
 def gate(measured, threshold):
-    """(the exit code, why there is no verdict: '' where there is one) of the measured pairs."""
-    open_rows = [f"{command_pairs.pair_label(m.pair)} {r.column}: its 95 % CI reaches {100 * (r.ci_high - 1):+.2f} %"
-                 for m in measured for r in m.rows
-                 if verdict.is_open(r.verdict, r.ci_high, threshold, bool(m.run.until_decided))]
-    return verdict.gate([r for m in measured for r in m.rows], busy(measured), design_changed(measured), open_rows)
+    """The gate's verdict on the measured pairs (analysis.ab.verdict.judge), naming each row as the
+    text does: by its commands' labels."""
+    rows = []
+    for m in measured:
+        labels = command_pairs.pair_labels(m.pair)
+        rows += [verdict.Gated(labels.get(r.rundefinition, r.rundefinition), r.column, r.verdict, r.ratio, r.ci_low,
+                               r.ci_high, bool(m.run.until_decided)) for r in m.rows]
+    name = command_pairs.pair_label
+    return verdict.judge(rows, threshold, busy(measured, name), design_changed(measured, name))
 
 
-def render(measured, run_options, options, not_compared=()):
-    """(text in options.format, figures of every command, the export's extra fields). The text is
+def comparison_entry(row, commands, labels, directory, run):
+    """A row of the JSON's `comparison`: compare's row, what it compares in full and in the text's
+    labels, where its results are, and whether the sequential rule judged it."""
+    return {**asdict(row), "command": commands.get(row.rundefinition, row.rundefinition),
+            "label": labels.get(row.rundefinition, row.rundefinition), "directory": str(directory),
+            "sequential": bool(run.until_decided)}
+
+
+def run_entry(run, directory, summary, method, sequential):
+    """A run's entry in the JSON's `ab`: its design, invocations, stopping and the lines that say them."""
+    return {"directory": str(directory), "design": run.design, "design_why": getattr(run, "design_why", ""),
+            "reruns": run.reruns, "checks": run.checks, "stopped": run.stopped, "summary": summary, "method": method,
+            "sequential": sequential.to_dict()}
+
+
+def render(measured, run_options, options, judged, not_compared=()):
+    """(text in options.format, figures of every command, the export's extra fields); `judged`: the
+    gate's verdict (gate), whose line ends the text and which the JSON holds. The text is
     hyperfine's blocks, the table and the verdict; --verbose adds the method and the design's
-    paragraph, which the JSON always holds. Nothing compared: the lines that say why follow."""
+    paragraph, which the JSON always holds. Nothing compared: the lines that say why come before
+    the verdict line, which says it."""
     from analysis.tools.compare import repeated as compare_mod
 
     pairs, figures, comparison, costs, summaries, methods = [], [], [], [], [], []
@@ -56,28 +77,12 @@ def render(measured, run_options, options, not_compared=()):
                                          (methods[-1] + "\n" + summary) if options.verbose else short,
                                          m.sequential.text,
                                          report.blocks(base + new, [f"Base ({f.label})" for f in base] + [f"New ({f.label})" for f in new]), warning))
-        comparison += [{**asdict(r), "command": commands.get(r.rundefinition, r.rundefinition),
-                        "label": labels.get(r.rundefinition, r.rundefinition), "directory": str(m.directory),
-                        "sequential": bool(m.run.until_decided)}
-                       for r in m.rows]
-    regressed = any(compare_mod.regressed(m.rows) for m in measured)
+        comparison += [comparison_entry(r, commands, labels, m.directory, m.run) for r in m.rows]
     changed, outside = design_changed(measured), busy(measured)
-    if options.format in ("text", "markdown"):
-        name = command_pairs.pair_label   # the text names a pair by its labels, the JSON in full
-        changed_text, outside_text = design_changed(measured, name), busy(measured, name)
-        first = measured[0].run
-        batched = first.batched(run_options)
-        cost = "\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose))
-        last = (verdict.busy_line(outside_text, compare_mod.NOTHING_COMPARED) if outside
-                else verdict.design_changed_line(changed_text, compare_mod.NOTHING_COMPARED) if changed and not regressed
-                else verdict.verdict_line(comparison, regressed, options.threshold))
-    extra = {"comparison": comparison, "regression": regressed, "design_changes_measure": changed,
+    extra = {"verdict": judged.to_dict(), "comparison": comparison, "regression": judged.exit_code == 1,
+             "design_changes_measure": changed, "not_compared": list(not_compared),
              "busy_from_outside": outside,
-             "ab": [{"directory": str(m.directory), "design": m.run.design,
-                     "design_why": getattr(m.run, "design_why", ""), "reruns": m.run.reruns,
-                     **m.run.export(m.directory),
-                     "checks": m.run.checks, "stopped": m.run.stopped, "summary": summary, "method": method,
-                     "sequential": m.sequential.to_dict()}
+             "ab": [{**run_entry(m.run, m.directory, summary, method, m.sequential), **m.run.export(m.directory)}
                     for m, summary, method in zip(measured, summaries, methods)],
              "benchexec": {**costs[0].to_dict(), "definitions": [str(path) for m in measured
                                                                   for path in sorted(m.directory.glob("**/*.xml"))]},
@@ -87,7 +92,8 @@ def render(measured, run_options, options, not_compared=()):
 
         text = as_json(figures, extra)
     else:
-        text = layout.compose(pairs, last, cost)
-    if not any(m.rows for m in measured) and not outside and not changed:
-        text += f"\n{compare_mod.NOTHING}" + "".join(f"\n  {line}" for line in not_compared)
+        batched = measured[0].run.batched(run_options)
+        cost = "\n".join(output.cost_lines(costs[0], figures, batched, here=options.verbose, verbose=options.verbose))
+        why_not = "" if any(m.rows for m in measured) else "\n".join(f"  {line}" for line in not_compared)
+        text = layout.compose(pairs, "\n".join(filter(None, [why_not, judged.line])), cost)
     return text, figures, extra

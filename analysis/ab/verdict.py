@@ -1,70 +1,96 @@
 """
-The one verdict of `timekit ab`, for shell commands and benchmark definitions alike: the exit code
-the gate gives and why there is none, and the last line that says it. Too much outside work and a
-co-located design that changes what it measures leave no verdict whatever the rows say, but a
-slowdown shown is one. An answer still open (no slowdown shown, none beyond the threshold excluded)
-is no pass either: "undecided", exit 3, so that a gate never passes a regression for want of
-invocations.
+The one verdict of `timekit ab`, for shell commands and benchmark definitions alike: `judge` reads
+the rows once, with the threshold, and gives the exit code, the verdict word, why there is none and
+the last line that says it. Too much outside work and a co-located design that changes what it
+measures leave no verdict whatever the rows say, but a slowdown shown is one. An answer still open
+(no slowdown shown, none beyond the threshold excluded) is no pass either: "undecided", exit 3, so
+that a gate never passes a regression for want of invocations.
 """
 
-from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED, SAME, regressed
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED, SAME, UNDECIDED
+
+WORSE = ("slower", "larger")   # a row's verdict that fails the gate (larger: memory)
 
 
-def is_open(verdict, ci_high, threshold, sequential):
-    """Whether a row leaves the gate's question open: the sequential rule left it undecided, or
-    (a fixed count of invocations) no change was shown while its CI reaches beyond +threshold."""
-    return verdict == "undecided" or (verdict in SAME and not sequential and ci_high > 1 + threshold)
+@dataclass(frozen=True)
+class Gated:
+    """A row as the gate reads it."""
+    name: str           # how the last line names what it compares ('A → B', a run definition)
+    column: str
+    verdict: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    sequential: bool    # judged by the sequential rule: its '~' is a decision, its 'undecided' the rule's
 
 
-def gate(rows, busy=(), design_changed=(), open_rows=()):
-    """(the exit code, why there is no verdict: '' where there is one): 1 where a row regressed,
-    NOTHING_COMPARED where the machine was busy (`busy`: why, a line per pair), where the design
-    changed what it measures without a slowdown shown, where no row was compared, or where a row's
-    answer is open (`open_rows`: a line each, is_open); else 0."""
+@dataclass(frozen=True)
+class Gate:
+    exit_code: int      # 0 pass, 1 slower, NOTHING_COMPARED no verdict
+    verdict: str        # slower, faster, same or undecided
+    reason: str         # why there is no verdict ('' where there is one)
+    line: str           # the last line of the text
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def is_open(row: Gated, threshold: float) -> bool:
+    """Whether a row leaves the gate's question open: undecided (the sequential rule, or the test
+    and the interval disagree), or, at a fixed count of invocations, no change beyond the threshold
+    shown while its CI reaches beyond +threshold."""
+    return row.verdict == UNDECIDED or (row.verdict in SAME and not row.sequential and row.ci_high > 1 + threshold)
+
+
+def judge(rows: Sequence[Gated], threshold: float, busy=(), design_changed=()) -> Gate:
+    """The gate, in order: the machine busy from outside (`busy`: why, a line per pair), a slowdown
+    shown, a co-located design that changed what it measures (`design_changed`: a line per pair),
+    nothing compared, an open row (is_open); else a pass: faster where a row is, else same."""
     if busy:
-        return NOTHING_COMPARED, "; ".join(busy)
-    if regressed(rows):
-        return 1, ""
+        return _undecided("; ".join(busy), f"{'; '.join(busy)}; rerun on a quiet machine")
+    worse = [r for r in rows if r.verdict in WORSE]
+    if worse:
+        return Gate(1, "slower", "", f"verdict: slower: {_changes(worse)} (exit 1)")
     if design_changed:
-        return NOTHING_COMPARED, f"the design changes what it measures ({'; '.join(design_changed)})"
+        why = f"the design changes what it measures ({'; '.join(design_changed)})"
+        return _undecided(why, f"{why}; --design blocks, or --until-decided, which goes on as blocks, would decide it")
     if not rows:
-        return NOTHING_COMPARED, NOTHING
+        return _undecided(NOTHING, NOTHING.replace(f" (exit {NOTHING_COMPARED})", ""))
+    open_rows = [r for r in rows if is_open(r, threshold)]
     if open_rows:
-        return NOTHING_COMPARED, "no slowdown shown, none beyond the threshold excluded: " + "; ".join(open_rows)
-    return 0, ""
+        return _open(open_rows, threshold)
+    return Gate(0, "faster" if any(r.verdict == "faster" for r in rows) else "same", "",
+                "verdict: no significant slowdown beyond the threshold (exit 0)")
 
 
-def verdict_line(comparison, regressed, threshold):
-    """The last line: the gate's answer. '~' only says that no slowdown was shown; where a row's
-    answer is still open (is_open: each comparison row says whether a sequential rule judged it),
-    the line says "undecided", which rows reach how far, and what would decide them (exit 3)."""
-    if regressed:
-        slower = sorted({_name(c) for c in comparison if c["verdict"] == "slower"})
-        return f"verdict: slower: {'; '.join(slower)} (exit 1)"
-    open_rows = [c for c in comparison
-                 if is_open(c["verdict"], c.get("ci_high", 0), threshold, c.get("sequential", False))]
-    if not open_rows:
-        return "verdict: no significant slowdown beyond the threshold (exit 0)"
-    sequential = any(c.get("sequential") for c in open_rows)
+def _undecided(reason, said):
+    return Gate(NOTHING_COMPARED, "undecided", reason, f"verdict: undecided: {said} (exit {NOTHING_COMPARED})")
+
+
+def _changes(rows):
+    """'A → B: cputime +5.0 %, memory larger +20.0 %; C → D: ...' (a row of memory says larger)."""
+    by_name = {}
+    for r in rows:
+        word = "" if r.verdict == "slower" else f" {r.verdict}"
+        by_name.setdefault(r.name, []).append(f"{r.column}{word} {(r.ratio - 1) * 100:+.1f} %")
+    return "; ".join(f"{name}: {', '.join(parts)}" for name, parts in by_name.items())
+
+
+def _open(rows, threshold):
+    """Undecided: how far each open row reaches, and what would decide it."""
+    sequential = any(r.sequential for r in rows)
     how = ("the budget ran out first; the lines above say what would decide it (a larger --budget)" if sequential
            else "more invocations would tell: leave out --reruns (ab then runs until decided), or raise it")
-    by_command = {}
-    for c in sorted(open_rows, key=lambda c: -c.get("ci_high", 0)):
-        by_command.setdefault(_name(c), []).append(f"{c['column']}'s CI reaches {(c['ci_high'] - 1) * 100:+.1f} %")
-    reaches = "; ".join(f"for {command}, {', '.join(parts)}" for command, parts in by_command.items())
-    return (f"verdict: undecided: no significant slowdown, but one beyond the {threshold * 100:g} % threshold is not "
-            f"excluded either: {reaches}; {how} (exit {NOTHING_COMPARED})")
-
-
-def _name(row):
-    """A row of the comparison as the text names it: its commands' labels ('A → B'), or in full."""
-    return row.get("label") or row["command"]
-
-
-def busy_line(found, exit_code):
-    return f"verdict: undecided: {'; '.join(found)}; rerun on a quiet machine (exit {exit_code})"
-
-
-def design_changed_line(changed, exit_code):
-    return (f"verdict: undecided: the design changes what it measures ({'; '.join(changed)}); --design blocks, or "
-            f"--until-decided, which goes on as blocks, would decide it (exit {exit_code})")
+    by_name = {}
+    for r in sorted(rows, key=lambda r: -r.ci_high):
+        torn = r.verdict == UNDECIDED and not r.sequential
+        by_name.setdefault(r.name, []).append(f"{r.column}'s CI reaches {(r.ci_high - 1) * 100:+.1f} %"
+                                              + (" (its test and interval disagree)" if torn else ""))
+    reaches = "; ".join(f"for {name}, {', '.join(parts)}" for name, parts in by_name.items())
+    reason = f"no slowdown shown, none beyond the {threshold * 100:g} % threshold excluded: {reaches}"
+    return Gate(NOTHING_COMPARED, "undecided", reason,
+                f"verdict: undecided: no significant slowdown, but one beyond the {threshold * 100:g} % threshold is not "
+                f"excluded either: {reaches}; {how} (exit {NOTHING_COMPARED})")

@@ -42,7 +42,7 @@ def in_own_group_dying_with_kit():
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def popen(args, preexec_fn, **kwargs):
+def popen(command, preexec_fn, **kwargs):
     """subprocess.Popen with a preexec_fn, the kit's stop signals held back across the fork.
 
     Python runs at-fork hooks around such a fork (logging's lock among them), and an exception the
@@ -59,7 +59,7 @@ def popen(args, preexec_fn, **kwargs):
 
     process = None
     try:
-        process = subprocess.Popen(args, preexec_fn=child, **kwargs)
+        process = subprocess.Popen(command, preexec_fn=child, **kwargs)
     finally:
         try:
             signal.pthread_sigmask(signal.SIG_SETMASK, before)   # a held signal's handler runs here

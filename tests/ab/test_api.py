@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from analysis import cli
-from analysis.ab import api
+from analysis.ab import api, report, verdict
 from analysis.ab import cli as ab_cli
 from analysis.tools.commands import cli as commands_cli
 from analysis.tools.compare import cli as compare_cli
@@ -81,29 +81,38 @@ def test_nothing_below_the_command_lines_takes_an_argparse_namespace():
 
 
 def _measured(rows, columns=("exec-cputime", "exec-walltime"), until_decided=False):
-    run = SimpleNamespace(until_decided=until_decided, design="blocks", steps=[SimpleNamespace(status="done")] * 4)
-    pair = {"base": "./a", "new": "./b", "rundefinitions": [{"name": "command", "base": "./a", "new": "./b"}]}
+    run = SimpleNamespace(until_decided=until_decided, design="blocks", steps=[SimpleNamespace(status="done")] * 4,
+                          busy_from_outside=lambda directory: "", design_changed=lambda: "")
+    pair = {"base": "./a", "new": "./b",
+            "rundefinitions": [{"name": "command", "base": "./a", "new": "./b", "assignment": {}}]}
     rows = [SimpleNamespace(rundefinition="command", column=c, ratio=r, ci_low=lo, ci_high=hi, verdict=v)
             for c, r, lo, hi, v in rows]
     return [SimpleNamespace(pair=pair, run=run, directory=REPO, rows=rows, sequential=None, columns=columns)]
 
 
 @pytest.mark.unit
-def test_the_outcome_tells_same_faster_and_undecided_apart_on_the_gated_column():
-    def verdict(rows, code=0, until_decided=False):
-        return api.outcome(_measured(rows, until_decided=until_decided), code, "", 0.02, 1.0, REPO)
+def test_the_outcome_is_the_gates_verdict_with_the_first_columns_row():
+    """The outcome says what `timekit ab` says last (report.gate over every row): an open row
+    anywhere is undecided, a slight change within the threshold passes as same, and its ratio and
+    CI are the first column's."""
+    def outcome(rows, until_decided=False, busy=()):
+        measured = _measured(rows, until_decided=until_decided)
+        judged = report.gate(measured, 0.02) if not busy else verdict.judge([], 0.02, busy=busy)
+        return api.outcome(measured, judged, 1.0, REPO)
 
-    same = verdict([("exec-cputime", 1.001, 0.99, 1.012, "~"), ("exec-walltime", 1.0, 0.9, 1.1, "~")])
-    assert (same.verdict, same.column, same.ratio, same.invocations, same.reason) == ("same", "exec-cputime", 1.001, 4, "")
-    wide = verdict([("exec-cputime", 1.001, 0.97, 1.03, "~")])
-    assert wide.verdict == "undecided" and "reaches beyond ±2 %" in wide.reason
-    assert verdict([("exec-cputime", 1.001, 0.97, 1.03, "~")], until_decided=True).verdict == "same"   # equivalence shown
-    assert verdict([("exec-cputime", 0.8, 0.75, 0.85, "faster")]).verdict == "faster"
-    assert verdict([("exec-cputime", 1.01, 1.005, 1.015, "slightly slower")]).verdict == "same"   # within the threshold
-    assert verdict([("exec-cputime", 1.3, 1.2, 1.4, "slower")], code=1).verdict == "slower"
-    busy = api.outcome(_measured([("exec-cputime", 1.0, 0.99, 1.01, "~")]), 3, "too much outside work", 0.02, 1.0, REPO)
+    same = outcome([("exec-cputime", 1.001, 0.99, 1.012, "~"), ("exec-walltime", 1.0, 0.99, 1.01, "~")])
+    assert (same.verdict, same.column, same.ratio, same.invocations, same.reason, same.exit_code) == (
+        "same", "exec-cputime", 1.001, 4, "", 0)
+    wide = outcome([("exec-cputime", 1.001, 0.99, 1.012, "~"), ("exec-walltime", 1.0, 0.9, 1.1, "~")])
+    assert (wide.verdict, wide.exit_code) == ("undecided", 3) and "walltime's CI reaches +10.0 %" in wide.reason
+    assert outcome([("exec-cputime", 1.001, 0.97, 1.03, "~")], until_decided=True).verdict == "same"   # equivalence shown
+    assert outcome([("exec-cputime", 0.8, 0.75, 0.85, "faster")]).verdict == "faster"
+    assert outcome([("exec-cputime", 1.01, 1.005, 1.015, "slightly slower")]).verdict == "same"   # within the threshold
+    slower = outcome([("exec-cputime", 1.3, 1.2, 1.4, "slower")])
+    assert (slower.verdict, slower.exit_code, slower.ci_low) == ("slower", 1, 1.2)
+    busy = outcome([("exec-cputime", 1.0, 0.99, 1.01, "~")], busy=["too much outside work"])
     assert (busy.verdict, busy.exit_code, busy.reason) == ("undecided", 3, "too much outside work")
-    nothing = api.outcome(_measured([]), 3, "nothing compared", 0.02, 1.0, REPO)
+    nothing = outcome([])
     assert nothing.verdict == "undecided" and math.isnan(nothing.ratio)
 
 

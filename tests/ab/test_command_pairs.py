@@ -83,7 +83,7 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
     assert "every row decided after" in text or "decided at" in text, text
     table = text[text.index("base → new"):]
     assert "A → B       cputime" in table and "slower" in table.splitlines()[1], text
-    assert "verdict: slower: A → B (exit 1)" in text
+    assert re.search(r"^verdict: slower: A → B: cputime \+[0-9.]+ % \(exit 1\)$", text, re.M), text
     assert sum(line.startswith("verdict:") for line in text.splitlines()) == 1, text
     assert "Base (A): ./loop-a" in text and "New (B): ./loop-b" in text and ", ETA " in text   # the legend
     data = json.loads((scratch / "ab.json").read_text())

@@ -394,13 +394,13 @@ def test_blocks_of_two_definitions_finds_the_doubled_input_slower(programs, scra
     code, text = timekit("ab", base, new, "--column", "cputime", "--output", scratch / "ab",
                          "--format", "json", cwd=REPO)
     data = json.loads(text[text.index("{\n"):])
-    [row] = data["rows"]
+    [row] = data["comparison"]
     assert code == 1 and row["unit"] == "pair" and row["verdict"] == "slower" and 1.5 < row["ratio"] < 2.5, text
-    assert data["ab"]["design"] == "blocks" and row["reruns_base"] >= 3 and row["n_base"] == 3 * row["reruns_base"]
+    assert data["ab"][0]["design"] == "blocks" and row["reruns_base"] >= 3 and row["n_base"] == 3 * row["reruns_base"]
     manifest = json.loads((scratch / "ab" / "blocks.json").read_text())
     assert manifest["chunks"] == 3 and {len(s["order"]) for s in manifest["steps"]} == {6}   # 3 tasks: 3 chunks a side
     assert [s["order"][0].split(".")[0] for s in manifest["steps"][:2]] in (["base", "new"], ["new", "base"])
-    assert "their task sets in 3 chunks" in data["ab"]["summary"]
+    assert "their task sets in 3 chunks" in data["ab"][0]["summary"]
     assert lint.check([scratch / "ab" / "blocks.xml"]) == []
     (scratch / "other.xml").write_text(new.read_text().replace("tool_info.divisors", "tool_info.timed_divisors"))
     code, text = timekit("ab", base, scratch / "other.xml", "--reruns", "2", "--output", scratch / "sep", cwd=REPO)

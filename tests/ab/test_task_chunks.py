@@ -104,6 +104,6 @@ def test_two_tools_alternate_chunk_by_chunk_and_compare_reads_each_rerun_whole(p
         assert len(tables) == 4                                             # per rerun: task sets x and y
         assert sorted(len(t.tasks) for t in tables) == [1, 1, 2, 2]        # x: 1 task (one excluded), y: 2, per rerun
     data = json.loads(done.stdout)
-    assert {(r["input"], r["column"], r["n_base"], r["n_new"], r["reruns_base"]) for r in data["rows"]} == {
+    assert {(r["input"], r["column"], r["n_base"], r["n_new"], r["reruns_base"]) for r in data["comparison"]} == {
         ("x", "cputime", 2, 2, 2), ("x", "walltime", 2, 2, 2), ("y", "cputime", 4, 4, 2), ("y", "walltime", 4, 4, 2)}
-    assert "in 3 chunks of the task set" in data["ab"]["summary"]
+    assert "in 3 chunks of the task set" in data["ab"][0]["summary"]

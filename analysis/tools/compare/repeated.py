@@ -205,22 +205,6 @@ def regressed(rows):
     return any(r.verdict in ("slower", "larger") for r in rows)
 
 
-def verdict_line(result, labels=None):
-    """The gate's answer in one last line, as `timekit ab` on commands ends: the rows that regress
-    (slower, or larger for memory) and exit 1, nothing compared and exit 3, else exit 0."""
-    if result.nothing:
-        return f"verdict: nothing compared (exit {NOTHING_COMPARED})"
-    worse = [f"{(labels or {}).get(r.rundefinition, r.rundefinition)} {r.column} {r.verdict} ({(r.ratio - 1) * 100:+.1f} %)"
-             for r in result.rows if r.verdict in ("slower", "larger")]
-    if worse:
-        return f"verdict: regression: {'; '.join(worse)} (exit 1)"
-    torn = [f"{(labels or {}).get(r.rundefinition, r.rundefinition)} {r.column}" for r in result.rows if r.verdict == UNDECIDED]
-    if torn:
-        return (f"verdict: undecided: the test and the interval disagree on whether {'; '.join(torn)} changed; more "
-                f"invocations would tell (exit {NOTHING_COMPARED})")
-    return "verdict: no significant slowdown beyond the threshold (exit 0)"
-
-
 def excludes_no_change(row):
     return row.ci_low > 1 or row.ci_high < 1
 

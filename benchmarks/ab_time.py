@@ -13,6 +13,7 @@ design's choice kept from the first try on), and its time is split into:
 
     python benchmarks/ab_time.py                          # 20 ms, +2 %, threshold 1 %, 5 tries
     python benchmarks/ab_time.py --ms 20 --change 2 --threshold 0.01 --tries 5
+    python benchmarks/ab_time.py --commands 'lz4 -1 -c IN' 'lz4 -2 -c IN' --threshold 0.02   # any pair
 Results: benchmarks/results/DATE-ab-time.json and a Markdown table on stdout; scratch in
 .pytest-tmp/bench-ab-time/ (BenchExec hides /tmp).
 """
@@ -115,11 +116,16 @@ def main(argv=None):
     parser.add_argument("--change", type=float, default=2.0, help="percent more work for B (default 2)")
     parser.add_argument("--threshold", type=float, default=0.01, help="ab's --threshold (default 0.01)")
     parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--commands", nargs=2, metavar=("A", "B"),
+                        help="time this pair instead of spin (absolute paths: ab and hyperfine run in other folders)")
     args = parser.parse_args(argv)
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
-    units = spin_units(args.ms / 1000)
-    a, b = f"{SPIN} {units}", f"{SPIN} {round(units * (1 + args.change / 100))}"
+    if args.commands:
+        a, b = args.commands
+    else:
+        units = spin_units(args.ms / 1000)
+        a, b = f"{SPIN} {units}", f"{SPIN} {round(units * (1 + args.change / 100))}"
     record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(), "a": a, "b": b,
               "threshold": args.threshold, "rows": [one_try(a, b, args.threshold, k) for k in range(1, args.tries + 1)]}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ their preexec_fn instead. Runs as a script, importing nothing of the kit (docs/s
 import ctypes
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -51,6 +50,8 @@ def popen(command, preexec_fn, **kwargs):
     the mask it would have had before its preexec_fn runs. A child started in the moment the signal
     arrives is killed with its group, since its caller never learns of it.
     """
+    import subprocess   # here: guard.py also runs as a script before every benchexec, where it is not needed
+
     before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
     def child():

@@ -20,6 +20,7 @@ has the wrong sign, the exit code and the wall time of the command.
     python benchmarks/designs_truth.py                            # everything (about an hour here)
     python benchmarks/designs_truth.py --quick --pairs 30         # smoke test: compute +5 %, auto
     python benchmarks/designs_truth.py --classes flip stream --designs interleaved duet --tries 3
+    python benchmarks/designs_truth.py --classes compute --changes 10 --units 250 --designs auto blocks interleaved duet
 Results: benchmarks/results/DATE-designs-truth.json (DATE-designs-truth-quick.json with --quick)
 and a Markdown table on stdout; scratch in .pytest-tmp/designs-truth/ (BenchExec hides /tmp).
 Import it with sys.path.insert(0, "benchmarks"): truth, timekit_ab, pairs_of, main.
@@ -180,10 +181,10 @@ def flip_units(workdir=WORKDIR, pairs=10):
     return max(1, round(low + (1 + FLIP_SLOWER - r_low) / slope))
 
 
-def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR):
+def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR, units=UNITS):
     """[Pair]: every class with `changes` (percent), or by default two changes a class, rotated
-    through CHANGE_CYCLE; "flip" is one pair (chase-llc UNITS against stream `flip` units,
-    calibrated here when None)."""
+    through CHANGE_CYCLE, A at `units` (the workload classes); "flip" is one pair (chase-llc UNITS
+    against stream `flip` units, calibrated here when None)."""
     out = []
     for i, cls in enumerate(c for c in classes if c != "flip"):
         mine = changes if changes is not None else [CHANGE_CYCLE[(2 * i + j) % len(CHANGE_CYCLE)] for j in (0, 1)]
@@ -192,8 +193,8 @@ def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR):
                 a = f"gzip -6 -c {gzip_file(0, workdir)} > /dev/null"
                 b = f"gzip -6 -c {gzip_file(change, workdir)} > /dev/null"
             else:
-                a = f"{WORKLOAD} {cls} {UNITS}"
-                b = f"{WORKLOAD} {cls} {round(UNITS * (100 + change) / 100)}"
+                a = f"{WORKLOAD} {cls} {units}"
+                b = f"{WORKLOAD} {cls} {round(units * (100 + change) / 100)}"
             out.append(Pair(cls, change, a, b))
     if "flip" in classes:
         units = flip if flip is not None else flip_units(workdir)
@@ -345,6 +346,8 @@ def main(argv=None):
     parser.add_argument("--pairs", type=int, default=40, help="truth: pairs of executions (at least 30; default 40)")
     parser.add_argument("--threshold", type=float, default=0.02, help="timekit ab --threshold (default 0.02)")
     parser.add_argument("--budget", help="timekit ab --budget per run (default 40s; 20s with --quick)")
+    parser.add_argument("--units", type=int, default=UNITS,
+                        help=f"A's UNITS in the workload classes (default {UNITS}, about 30 ms; 250: the 250/275 pair at +10 %%)")
     parser.add_argument("--quick", action="store_true", help="smoke test: compute +5 %%, design auto")
     parser.add_argument("--table", metavar="FILE", help="print the table of a recorded sitting, judged again, and stop")
     args = parser.parse_args(argv)
@@ -360,10 +363,10 @@ def main(argv=None):
     budget = args.budget or ("20s" if args.quick else "40s")
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
-    pairs = pairs_of(args.classes, args.changes)
+    pairs = pairs_of(args.classes, args.changes, units=args.units)
     record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(),
               "settings": {"pairs": args.pairs, "threshold": args.threshold, "budget": budget, "tries": args.tries,
-                           "designs": designs, "units": UNITS},
+                           "designs": designs, "units": args.units},
               "rows": []}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"

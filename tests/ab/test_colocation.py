@@ -157,8 +157,11 @@ def test_a_compute_pair_interleaved_by_name_is_piloted_and_watched_by_its_sentin
     check = ab["colocation"]["checks"]["command"]
     assert check["bias"]["units"] >= 3 and not check["flagged"] and check["pairs_alone"] >= 10
     # base's factor (interleaved / alone) near 1: its 99 % interval reaches into 0.9 … 1.1 (a point
-    # estimate read 1.18 on a loaded CI host, its interval wide and the check rightly not flagged)
-    assert check["base"]["low"] < 1.1 and check["base"]["high"] > 0.9 and check["alone"]["ratio"] > 1.05
+    # estimate read 1.18 on a loaded CI host, its interval wide and the check rightly not flagged);
+    # the back-to-back pairs' 95 % interval of new / base reaches the pair's +10 % (their point, over
+    # a few invocations of a few pairs, read +3.4 % and -2.4 % on a noisy host: the interval speaks)
+    assert check["base"]["low"] < 1.1 and check["base"]["high"] > 0.9
+    assert check["alone"]["low"] < 1.10 and check["alone"]["high"] > 1.05, check["alone"]
     assert '<option name="--sentinel">' in (scratch / "ab" / "paired.xml").read_text()
 
 

@@ -215,7 +215,9 @@ def test_ab_under_benchexec_gives_one_row_per_task_set(programs, scratch):
     cputime = [r for r in rows if r["column"] == "cputime"]
     assert all(1.6 < r["ratio"] < 2.4 and r["verdict"] == "slower" for r in cputime), [
         (r["ratio"], r["ci_low"], r["ci_high"], r["p_holm"], r["verdict"], r["mean_base"]) for r in rows]
-    assert done.returncode == 1
+    assert done.returncode == 1 and data["verdict"]["verdict"] == "slower"
+    # the last line names each slower row by its run definition and task set
+    assert all(f"/ {task_set}: cputime +" in data["verdict"]["line"] for task_set in ("large", "small")), data["verdict"]
     per_task = subprocess.run([sys.executable, "-m", "analysis.cli", "compare", out / "base", out / "new", "--per-task",
                                "--format", "json", "--column", "cputime"], cwd=REPO, capture_output=True, text=True)
     assert len(json.loads(per_task.stdout)["rows"]) == 4

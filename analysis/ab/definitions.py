@@ -124,8 +124,10 @@ def _measure_and_print(run, outdir, options, note):
         return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
 
     outside = separate.busy(run) if one_side else paired.busy(run, outdir)   # too much outside work: no verdict
-    judged = verdict.judge([verdict.Gated(r.rundefinition, r.column, r.verdict, r.ratio, r.ci_low, r.ci_high,
-                                          bool(run.until_decided)) for r in result.rows],
+    several = len({r.input for r in result.rows}) > 1   # task sets: a row each, named with its input
+    judged = verdict.judge([verdict.Gated(f"{r.rundefinition} / {r.input}" if several else r.rundefinition, r.column,
+                                          r.verdict, r.ratio, r.ci_low, r.ci_high, bool(run.until_decided))
+                            for r in result.rows],
                            options.threshold, [outside] if outside else ())
     if options.format == "json":
         names = {r.rundefinition: r.rundefinition for r in result.rows}

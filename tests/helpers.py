@@ -5,6 +5,7 @@ import io
 import os
 import signal
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -93,3 +94,26 @@ def no_lock_held(directory):
             except BlockingIOError:
                 return False
     return True
+
+
+def left_running(needle, seconds=3.0):
+    """Command lines holding `needle` still running `seconds` after the kit ended, with their state,
+    parent and group (a cgroup that BenchExec kills, or an orphaned stopped group the kernel hangs
+    up, takes a moment on a loaded machine)."""
+    deadline = time.monotonic() + seconds
+    while (found := _running(needle)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def _running(needle):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if needle in line and int(pid) != os.getpid():
+            found.append(f"{line} (pid {pid}, state {stat[0]}, parent {stat[1]}, group {stat[2]})")
+    return found

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.helpers import REPO, no_lock_held
+from tests.helpers import REPO, left_running, no_lock_held
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 STOP_WITHIN = 3.0   # seconds asserted (the kit aims at one; a shared VM adds its own delays)
@@ -41,28 +41,6 @@ def interrupt(process, signum, to_group, delay):
     sent = time.monotonic()
     process.wait(timeout=60)
     return time.monotonic() - sent
-
-
-def left_running(needle, seconds=3.0):
-    """Command lines holding `needle` still running `seconds` after the kit ended (a cgroup that
-    BenchExec kills, or an orphaned stopped group the kernel hangs up, takes a moment)."""
-    deadline = time.monotonic() + seconds
-    while (found := _running(needle)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return found
-
-
-def _running(needle):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            line = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-            stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if needle in line and int(pid) != os.getpid():
-            found.append(f"{line} (state {stat[0]}, parent {stat[1]}, group {stat[2]})")
-    return found
 
 
 def check_stopped(process, seconds, log_path, signum):

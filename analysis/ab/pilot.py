@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.core.deferred import scipy_stats
+from analysis.machine import guard
 from analysis.sweep import runner
 from analysis.tools.commands import executions
 from analysis.ab import colocation, designs
@@ -62,9 +63,10 @@ def _cmdrun_line(rundefinition, options, *flags):
 def _timed(line, tail, repeat, seed=0):
     """cmdrun's executions of one pilot batch ([] where it could not run). Its output is read as
     bytes (under --command-output inherit it holds the commands' own), decoded with replacement;
-    an interrupt ends cmdrun's whole process group, the commands with it."""
-    process = subprocess.Popen([*line, "--repeat", str(repeat), "--seed", str(seed), *tail], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    an interrupt ends cmdrun's whole process group, the commands with it, also one that arrives
+    while cmdrun is being started (guard.popen)."""
+    process = guard.popen([*line, "--repeat", str(repeat), "--seed", str(seed), *tail], os.setsid,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         stdout, _ = process.communicate(timeout=600)
     except subprocess.TimeoutExpired:

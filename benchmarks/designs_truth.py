@@ -2,20 +2,23 @@
 
 Pairs of commands with a known change: programs/bin/workload KIND UNITS (compute, branchy,
 chase-l2, chase-llc, stream, syscalls, pagefault, alloc, forkexec, pagecache, threads: each
-stresses another part of the machine, about 30 ms of CPU at UNITS=1000) and gzip -6 of a
-deterministic text file, where B does `change` percent more work (UNITS * (1 + change); gzip: the
-file with its first change % appended again, or cut by it); and the "flip" pair, chase-llc against
-stream sized so that B alone is about 10 % slower than A alone (calibrated at the start), where
-running side by side may change the ratio's sign. The changes are 0, +-2, +-5, +-10 %, two per
-class, rotated so that every change appears several times.
+stresses another part of the machine, about 30 ms of CPU at UNITS=1000); "output", `seq` writing
+20 MB of text to stdout; "long", compute at seven times the units (about 250 ms); gzip -6 of a
+deterministic text file. B does `change` percent more work (UNITS * (1 + change); gzip: the file
+with its first change % appended again, or cut by it). The "flip" pair is chase-llc against stream
+sized so that B alone is about 10 % slower than A alone (calibrated at the start), where running
+side by side may change the ratio's sign. The changes are 0, +-2, +-5, +-10 %, two per class,
+rotated so that every change appears several times.
 
 The truth of a pair: `cmdrun --shell sh --repeat N -- A --- B`, back to back, alternating, on one
-core (both on the same; threads: unpinned), outside BenchExec, measured right before the pair's designs; the ratio of the sides' mean
-CPU time (user + sys, wait4) with a paired bootstrap 95 % CI (`truth`). Then every design:
-`timekit ab A B --design D --until-decided --threshold T --budget B --format json`
-(`timekit_ab`), the designs in a rotated order per pair; recorded: the design that ran, the
-exec-cputime estimate and CI, the verdict, whether the CI covers the truth, whether the verdict
-has the wrong sign, the exit code and the wall time of the command.
+core (both on the same; threads: unpinned), outside BenchExec, in segments of N pairs: one before
+the pair's first design and one after each, pooled (the same window of minutes as the designs'
+runs); the ratio of the sides' mean CPU time (user + sys, wait4) with a paired bootstrap 95 % CI.
+Then every design, between the segments: `timekit ab A B --design D --until-decided --threshold T
+--budget B --format json` (`timekit_ab`), the designs in a rotated order per pair; recorded: the
+design that ran, the exec-cputime estimate and CI, the verdict, whether the CI covers the truth,
+whether the verdict has the wrong sign, the truth's CI width as a share of the design's, the exit
+code and the wall time of the command.
 
     python benchmarks/designs_truth.py                            # everything (about an hour here)
     python benchmarks/designs_truth.py --quick --pairs 30         # smoke test: compute +5 %, auto
@@ -23,7 +26,7 @@ has the wrong sign, the exit code and the wall time of the command.
     python benchmarks/designs_truth.py --classes compute --changes 10 --units 250 --designs auto blocks interleaved duet
 Results: benchmarks/results/DATE-designs-truth.json (DATE-designs-truth-quick.json with --quick)
 and a Markdown table on stdout; scratch in .pytest-tmp/designs-truth/ (BenchExec hides /tmp).
-Import it with sys.path.insert(0, "benchmarks"): truth, timekit_ab, pairs_of, main.
+Import it with sys.path.insert(0, "benchmarks"): truth, truth_pairs, truth_of, timekit_ab, pairs_of, main.
 """
 
 import argparse
@@ -52,12 +55,14 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 
 KINDS = ("compute", "branchy", "chase-l2", "chase-llc", "stream", "syscalls", "pagefault", "alloc", "forkexec",
          "pagecache", "threads")
-CLASSES = KINDS + ("gzip", "flip")
+CLASSES = KINDS + ("output", "long", "gzip", "flip")
 CHANGE_CYCLE = (0, 2, -2, 5, -5, 10, -10)     # percent more work for B; two per class, rotated
 DESIGNS = ("auto", "blocks", "interleaved", "duet", "separate")
 DEFAULT_DESIGNS = ("auto", "blocks", "interleaved", "duet")
 UNITS = 1000                                  # A's UNITS: about 30 ms of CPU (programs/workload.c)
 GZIP_BYTES = 1_500_000                        # about 30 ms of gzip -6
+OUTPUT_LINES = 3000                           # output: seq's lines per unit (1000 units: 20 MB, about 40 ms)
+LONG_FACTOR = 7                               # long: compute at 7 times the units (about 250 ms)
 FLIP_SLOWER = 0.10                            # flip: B alone this much slower than A alone
 LINE = re.compile(r"^cmdrun-execution (\d+) side=([ab]) wall=(\S+) user=(\S+) sys=(\S+) status=(-?\d+)")
 
@@ -75,7 +80,7 @@ class Truth:
 
 @dataclass
 class Pair:
-    cls: str         # the class: a KIND, "gzip" or "flip"
+    cls: str         # the class: a KIND, "output", "long", "gzip" or "flip"
     change: object   # percent more work for B (int), or "flip"
     a: str
     b: str
@@ -128,17 +133,26 @@ def ratio_ci(cpu_a, cpu_b, confidence=0.95, seed=0):
     return point, float("nan"), float("nan")
 
 
-def truth(a, b, pairs=40, cwd=WORKDIR, threads=False):
-    """The truth of A against B: `pairs` pairs back to back (cmdrun, outside BenchExec), on the
-    cores each uses alone: one (the same for both: the two vCPUs of a VM can differ in speed far
-    more than the change sought), or every core for commands that run threads."""
+def truth_pairs(a, b, pairs=40, cwd=WORKDIR, threads=False):
+    """`pairs` pairs of A and B back to back (cmdrun, outside BenchExec), on the cores each uses
+    alone: one (the same for both: the two vCPUs of a VM can differ in speed far more than the change
+    sought), or every core for commands that run threads; [(cpu_a, cpu_b)]."""
     import os
 
     cores = None if threads else str(min(os.sched_getaffinity(0)))
-    measured = cmdrun_pairs(a, b, pairs, cwd, cores)
+    return cmdrun_pairs(a, b, pairs, cwd, cores)
+
+
+def truth_of(measured):
+    """The Truth of pairs [(cpu_a, cpu_b)] (several segments of truth_pairs pooled)."""
     cpu_a, cpu_b = [x for x, _ in measured], [y for _, y in measured]
     ratio, low, high = ratio_ci(cpu_a, cpu_b)
     return Truth(ratio, low, high, len(measured), statistics.fmean(cpu_a), statistics.fmean(cpu_b))
+
+
+def truth(a, b, pairs=40, cwd=WORKDIR, threads=False):
+    """The truth of A against B from one segment of `pairs` pairs."""
+    return truth_of(truth_pairs(a, b, pairs, cwd, threads))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,17 +195,23 @@ def flip_units(workdir=WORKDIR, pairs=10):
     return max(1, round(low + (1 + FLIP_SLOWER - r_low) / slope))
 
 
-def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR, units=UNITS):
+def pairs_of(classes, changes=None, flip=None, workdir=WORKDIR, units=UNITS, offset=0):
     """[Pair]: every class with `changes` (percent), or by default two changes a class, rotated
-    through CHANGE_CYCLE, A at `units` (the workload classes); "flip" is one pair (chase-llc UNITS
-    against stream `flip` units, calibrated here when None)."""
+    through CHANGE_CYCLE from `offset` on, A at `units` (the workload classes); "flip" is one pair
+    (chase-llc UNITS against stream `flip` units, calibrated here when None)."""
     out = []
     for i, cls in enumerate(c for c in classes if c != "flip"):
-        mine = changes if changes is not None else [CHANGE_CYCLE[(2 * i + j) % len(CHANGE_CYCLE)] for j in (0, 1)]
+        mine = changes if changes is not None else [CHANGE_CYCLE[(offset + 2 * i + j) % len(CHANGE_CYCLE)] for j in (0, 1)]
         for change in mine:
             if cls == "gzip":
                 a = f"gzip -6 -c {gzip_file(0, workdir)} > /dev/null"
                 b = f"gzip -6 -c {gzip_file(change, workdir)} > /dev/null"
+            elif cls == "output":   # 20 MB of text on stdout, which ab and the truth discard
+                a = f"seq 1 {units * OUTPUT_LINES}"
+                b = f"seq 1 {round(units * OUTPUT_LINES * (100 + change) / 100)}"
+            elif cls == "long":
+                a = f"{WORKLOAD} compute {units * LONG_FACTOR}"
+                b = f"{WORKLOAD} compute {round(units * LONG_FACTOR * (100 + change) / 100)}"
             else:
                 a = f"{WORKLOAD} {cls} {units}"
                 b = f"{WORKLOAD} {cls} {round(units * (100 + change) / 100)}"
@@ -262,7 +282,16 @@ def judge(record, t):
     # miss the truth's point by the truth's own noise alone)
     record["agrees"] = None if low is None or high is None else low <= t.ci_high and t.ci_low <= high
     record["consistent"] = consistent(record, t)
+    record["truth_width_share"] = width_share(record, t)
     return record
+
+
+def width_share(record, t):
+    """The truth's 95 % CI as a share of the design's (log scale): issue 50 asks for at most 1/4."""
+    values = (record["ci_low"], record["ci_high"], t.ci_low, t.ci_high)
+    if any(v is None or not (v > 0 and math.isfinite(v)) for v in values) or record["ci_high"] <= record["ci_low"]:
+        return None
+    return math.log(t.ci_high / t.ci_low) / math.log(record["ci_high"] / record["ci_low"])
 
 
 def consistent(record, t):
@@ -315,10 +344,12 @@ def table(record):
         wrong = sum(bool(r.get("wrong_sign")) for r in mine)
         sure = sum(bool(r.get("wrong_sign_sure")) for r in mine)
         errors = sum(r["verdict"] is None for r in mine)
+        shares = [r["truth_width_share"] for r in mine if r.get("truth_width_share") is not None]
+        share = f", the truth's CI {statistics.median(shares):.2f} of its width (median)" if shares else ""
         lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI; consistent with the "
                      f"truth, both intervals counted, in {fits}; its CI meets the truth's in {agree}), "
                      f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "
-                     f"median {statistics.median(r['seconds'] for r in mine):.1f} s")
+                     f"median {statistics.median(r['seconds'] for r in mine):.1f} s{share}")
     return "\n".join(lines)
 
 
@@ -328,12 +359,44 @@ def save(path, record):
     temporary.replace(path)
 
 
-def summarize(path):
-    """The table of a recorded sitting, judged again (python benchmarks/designs_truth.py --table FILE)."""
-    record = json.loads(Path(path).read_text())
-    for r in record["rows"]:
-        judge(r, Truth(**r["truth"]))
-    return table(record)
+def summarize(paths):
+    """The table of recorded sittings, judged again, their rows together (python
+    benchmarks/designs_truth.py --table FILE [FILE...]): the summary lines count over all of them."""
+    rows = []
+    for path in paths:
+        for r in json.loads(Path(path).read_text())["rows"]:
+            rows.append(judge(r, Truth(**r["truth"])))
+    return table({"rows": rows})
+
+
+def measure_pair(pair, order, pairs, threshold, budget):
+    """The rows of one pair: its truth in segments of `pairs` pairs, one before the first design and
+    one after each (the machine changes within minutes on a shared VM: the truth is pooled over the
+    same window as the designs' runs), every design judged against the pooled truth."""
+    threads = pair.cls == "threads"
+    try:
+        measured = truth_pairs(pair.a, pair.b, pairs, threads=threads)
+        runs = []
+        for design in order:
+            r = timekit_ab(pair.a, pair.b, design, threshold, budget)
+            log(f"  {design} -> {r['ran']}: {_ci(r['ratio'], r['ci_low'], r['ci_high'])} {r['verdict']}, "
+                f"exit {r['exit']}, {r['seconds']:.1f} s" + (f", error: {r['error']}" if r["error"] else "")
+                + f"; load {loadavg()}")
+            runs.append((r, loadavg()))
+            measured += truth_pairs(pair.a, pair.b, pairs, threads=threads)
+    except RuntimeError as e:
+        log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
+        return []
+    t = truth_of(measured)
+    log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)} "
+        f"(A {1e3 * t.cpu_a:.1f} ms, B {1e3 * t.cpu_b:.1f} ms, {t.n} pairs in {len(order) + 1} segments)")
+    rows = []
+    for r, load in runs:
+        judge(r, t)
+        log(f"  {r['design']}: covers {r['covers']}, truth width share {r['truth_width_share']}")
+        rows.append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b, "truth": asdict(t), **r,
+                     "load": load})
+    return rows
 
 
 def main(argv=None):
@@ -342,14 +405,18 @@ def main(argv=None):
     parser.add_argument("--changes", nargs="+", type=int, help="percent more work for B, for every class (default: "
                         "two a class, rotated through " + ", ".join(f"{c:+d}" for c in CHANGE_CYCLE) + ")")
     parser.add_argument("--designs", nargs="+", choices=DESIGNS, help="default: " + " ".join(DEFAULT_DESIGNS))
-    parser.add_argument("--tries", type=int, default=1, help="run every pair this many times (its truth before each)")
-    parser.add_argument("--pairs", type=int, default=40, help="truth: pairs of executions (at least 30; default 40)")
+    parser.add_argument("--tries", type=int, default=1, help="run every pair this many times (a truth of its own each)")
+    parser.add_argument("--pairs", type=int, default=40, help="truth: pairs of executions per segment, one segment "
+                        "before the first design and one after each (at least 30; default 40)")
     parser.add_argument("--threshold", type=float, default=0.02, help="timekit ab --threshold (default 0.02)")
     parser.add_argument("--budget", help="timekit ab --budget per run (default 40s; 20s with --quick)")
     parser.add_argument("--units", type=int, default=UNITS,
                         help=f"A's UNITS in the workload classes (default {UNITS}, about 30 ms; 250: the 250/275 pair at +10 %%)")
+    parser.add_argument("--offset", type=int, default=0, help="start the rotation of changes this many further "
+                        "(a second sitting: 2, so that every class meets other changes)")
     parser.add_argument("--quick", action="store_true", help="smoke test: compute +5 %%, design auto")
-    parser.add_argument("--table", metavar="FILE", help="print the table of a recorded sitting, judged again, and stop")
+    parser.add_argument("--table", metavar="FILE", nargs="+", help="print the table of recorded sittings, judged "
+                        "again (their rows together), and stop")
     args = parser.parse_args(argv)
     if args.table:
         print(summarize(args.table))
@@ -363,33 +430,23 @@ def main(argv=None):
     budget = args.budget or ("20s" if args.quick else "40s")
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
-    pairs = pairs_of(args.classes, args.changes, units=args.units)
+    pairs = pairs_of(args.classes, args.changes, units=args.units, offset=args.offset)
     record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(),
               "settings": {"pairs": args.pairs, "threshold": args.threshold, "budget": budget, "tries": args.tries,
-                           "designs": designs, "units": args.units},
+                           "designs": designs, "units": args.units,
+                           "offset": args.offset},
               "rows": []}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"
     k = 0
     for pair in pairs:
         for _ in range(args.tries):
-            try:
-                t = truth(pair.a, pair.b, args.pairs, threads=pair.cls == "threads")
-            except RuntimeError as e:
-                log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
-                continue
-            log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)} "
-                f"(A {1e3 * t.cpu_a:.1f} ms, B {1e3 * t.cpu_b:.1f} ms, {t.n} pairs); load {loadavg()}")
             order = designs[k % len(designs):] + designs[:k % len(designs)]
             k += 1
-            for design in order:
-                r = judge(timekit_ab(pair.a, pair.b, design, args.threshold, budget), t)
-                log(f"  {design} -> {r['ran']}: {_ci(r['ratio'], r['ci_low'], r['ci_high'])} {r['verdict']}, "
-                    f"covers {r['covers']}, exit {r['exit']}, {r['seconds']:.1f} s"
-                    + (f", error: {r['error']}" if r["error"] else "") + f"; load {loadavg()}")
-                record["rows"].append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b,
-                                       "truth": asdict(t), **r, "load": loadavg()})
-                save(path, record)   # after every row: a sitting cut short keeps what it measured
+            rows = measure_pair(pair, order, args.pairs, args.threshold, budget)
+            if rows:
+                record["rows"] += rows
+                save(path, record)   # after every pair: a sitting cut short keeps what it measured
     save(path, record)
     if record["rows"]:
         print(table(record))

@@ -10,7 +10,7 @@ that a gate never passes a regression for want of invocations.
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED, SAME, UNDECIDED
+from analysis.tools.compare.repeated import NOTHING_COMPARED, NOTHING_WHY, SAME, UNDECIDED
 
 WORSE = ("slower", "larger")   # a row's verdict that fails the gate (larger: memory)
 
@@ -58,7 +58,7 @@ def judge(rows: Sequence[Gated], threshold: float, busy=(), design_changed=()) -
         why = f"the design changes what it measures ({'; '.join(design_changed)})"
         return _undecided(why, f"{why}; --design blocks, or --until-decided, which goes on as blocks, would decide it")
     if not rows:
-        return _undecided(NOTHING, NOTHING.replace(f" (exit {NOTHING_COMPARED})", ""))
+        return _undecided(NOTHING_WHY, NOTHING_WHY)
     open_rows = [r for r in rows if is_open(r, threshold)]
     if open_rows:
         return _open(open_rows, threshold)

@@ -5,7 +5,7 @@ excluded, for shell commands and benchmark definitions alike."""
 import pytest
 
 from analysis.ab import verdict
-from analysis.tools.compare.repeated import NOTHING, NOTHING_COMPARED
+from analysis.tools.compare.repeated import NOTHING_COMPARED, NOTHING_WHY
 
 
 def head(gate):
@@ -62,7 +62,9 @@ def test_one_gate_decides_both_paths_in_order_busy_slower_design_nothing():
     flagged = verdict.judge([same], 0.02, design_changed=changed)
     assert head(flagged) == (NOTHING_COMPARED, "undecided", "the design changes what it measures (a → b: flagged)")
     assert "--design blocks" in flagged.line
-    assert head(verdict.judge([], 0.02)) == (NOTHING_COMPARED, "undecided", NOTHING)
+    nothing = verdict.judge([], 0.02)
+    assert head(nothing) == (NOTHING_COMPARED, "undecided", NOTHING_WHY)
+    assert nothing.line == f"verdict: undecided: {NOTHING_WHY} (exit {NOTHING_COMPARED})"
     assert verdict.judge([row("faster", 0.9, ratio=0.85), same], 0.02).verdict == "faster"
 
 

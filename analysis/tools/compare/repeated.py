@@ -24,7 +24,8 @@ UNDECIDED = "undecided"   # a row whose test and interval disagree (_judged); th
 # a change the test and the interval show, within the threshold: the gate passes it (within_threshold)
 SLIGHTLY = {"slower": "slightly slower", "faster": "slightly faster"}
 SAME = ("~", *SLIGHTLY.values())   # the verdicts of a row within the threshold
-NOTHING = f"nothing compared: no run definition, input and column has 2+ valid values on both sides (exit {NOTHING_COMPARED})"
+NOTHING_WHY = "nothing compared: no run definition, input and column has 2+ valid values on both sides"
+NOTHING = f"{NOTHING_WHY} (exit {NOTHING_COMPARED})"
 ONE_INVOCATION = "within one invocation: drift between invocations not measured"
 
 

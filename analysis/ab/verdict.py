@@ -80,17 +80,23 @@ def _changes(rows):
 
 
 def _open(rows, threshold):
-    """Undecided: how far each open row reaches, and what would decide it."""
+    """Undecided: how far each open row reaches, and what would decide it. A row whose CI excludes
+    no change shows a slowdown, only not whether it exceeds the threshold: the line says that of it,
+    never "no significant slowdown"."""
     sequential = any(r.sequential for r in rows)
     how = ("the budget ran out first; the lines above say what would decide it (a larger --budget)" if sequential
            else "more invocations would tell: leave out --reruns (ab then runs until decided), or raise it")
     by_name = {}
     for r in sorted(rows, key=lambda r: -r.ci_high):
         torn = r.verdict == UNDECIDED and not r.sequential
-        by_name.setdefault(r.name, []).append(f"{r.column}'s CI reaches {(r.ci_high - 1) * 100:+.1f} %"
-                                              + (" (its test and interval disagree)" if torn else ""))
+        reach = (f"{r.column} slower by {(r.ci_low - 1) * 100:+.1f} … {(r.ci_high - 1) * 100:+.1f} %" if r.ci_low > 1
+                 else f"{r.column}'s CI reaches {(r.ci_high - 1) * 100:+.1f} %")
+        by_name.setdefault(r.name, []).append(reach + (" (its test and interval disagree)" if torn else ""))
     reaches = "; ".join(f"for {name}, {', '.join(parts)}" for name, parts in by_name.items())
-    reason = f"no slowdown shown, none beyond the {threshold * 100:g} % threshold excluded: {reaches}"
-    return Gate(NOTHING_COMPARED, "undecided", reason,
-                f"verdict: undecided: no significant slowdown, but one beyond the {threshold * 100:g} % threshold is not "
-                f"excluded either: {reaches}; {how} (exit {NOTHING_COMPARED})")
+    limit = f"{threshold * 100:g} % threshold"
+    if any(r.ci_low > 1 for r in rows):
+        head = f"a slowdown is shown, but not whether it exceeds the {limit}"
+    else:
+        head = f"no significant slowdown, but one beyond the {limit} is not excluded either"
+    reason = f"{head}: {reaches}"
+    return Gate(NOTHING_COMPARED, "undecided", reason, f"verdict: undecided: {reason}; {how} (exit {NOTHING_COMPARED})")

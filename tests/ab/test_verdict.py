@@ -44,6 +44,11 @@ def test_an_open_answer_is_undecided_exit_3_never_a_pass():
     # a fixed count whose test and interval disagree (compare's undecided) says so
     torn = verdict.judge([row("undecided", ci_high=1.04)], 0.02)
     assert torn.exit_code == NOTHING_COMPARED and "(its test and interval disagree)" in torn.line
+    # a slowdown shown but not beyond the threshold (+1.3 … +2.1 % at 2 %) is never "no significant slowdown"
+    shown = verdict.judge([verdict.Gated("./a → ./b", "cputime", "undecided", 1.017, 1.013, 1.021, True)], 0.02)
+    assert shown.exit_code == NOTHING_COMPARED and "no significant slowdown" not in shown.line, shown.line
+    assert shown.line.startswith("verdict: undecided: a slowdown is shown, but not whether it exceeds the 2 % threshold: "
+                                 "for ./a → ./b, cputime slower by +1.3 … +2.1 %"), shown.line
 
 
 @pytest.mark.unit

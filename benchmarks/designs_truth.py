@@ -13,7 +13,8 @@ rotated so that every change appears several times.
 The truth of a pair: `cmdrun --shell sh --repeat N -- A --- B`, back to back, alternating, on one
 core (both on the same; threads: unpinned), outside BenchExec, in segments of N pairs: one before
 the pair's first design and one after each, pooled (the same window of minutes as the designs'
-runs); the ratio of the sides' mean CPU time (user + sys, wait4) with a paired bootstrap 95 % CI.
+runs); the ratio of the sides' mean CPU time (user + sys, wait4) with a paired bootstrap 95 % CI,
+and the robust truth, the median of the pairs' log ratios (a slow spell drags a mean).
 Then every design, between the segments: `timekit ab A B --design D --until-decided --threshold T
 --budget B --format json` (`timekit_ab`), the designs in a rotated order per pair; recorded: the
 design that ran, the exec-cputime estimate and CI, the verdict, whether the CI covers the truth,
@@ -69,13 +70,18 @@ LINE = re.compile(r"^cmdrun-execution (\d+) side=([ab]) wall=(\S+) user=(\S+) sy
 
 @dataclass
 class Truth:
-    """B/A of the mean CPU time (user + sys) a side, alone and back to back, with its 95 % CI."""
+    """B/A of the mean CPU time (user + sys) a side, alone and back to back, with its 95 % CI; and
+    the robust truth, exp(median of the pairs' ln(B/A)) with its 95 % CI, which a slow spell of the
+    host (executions at half speed) does not drag as it drags a mean (None in sittings before it)."""
     ratio: float
     ci_low: float
     ci_high: float
     n: int           # pairs
     cpu_a: float     # mean CPU seconds of A's executions
     cpu_b: float
+    median: float = None
+    median_low: float = None
+    median_high: float = None
 
 
 @dataclass
@@ -143,11 +149,24 @@ def truth_pairs(a, b, pairs=40, cwd=WORKDIR, threads=False):
     return cmdrun_pairs(a, b, pairs, cwd, cores)
 
 
+def median_ratio_ci(cpu_a, cpu_b, confidence=0.95, seed=0):
+    """(exp(median ln(b/a)), low, high) over pairs: a percentile bootstrap of the median."""
+    import numpy as np
+    from scipy import stats
+
+    d = np.log(np.asarray(cpu_b, dtype=float) / np.asarray(cpu_a, dtype=float))
+    res = stats.bootstrap((d,), np.median, vectorized=True, confidence_level=confidence, n_resamples=9999,
+                          method="percentile", random_state=np.random.default_rng(seed))
+    return (float(np.exp(np.median(d))), float(np.exp(res.confidence_interval.low)),
+            float(np.exp(res.confidence_interval.high)))
+
+
 def truth_of(measured):
     """The Truth of pairs [(cpu_a, cpu_b)] (several segments of truth_pairs pooled)."""
     cpu_a, cpu_b = [x for x, _ in measured], [y for _, y in measured]
     ratio, low, high = ratio_ci(cpu_a, cpu_b)
-    return Truth(ratio, low, high, len(measured), statistics.fmean(cpu_a), statistics.fmean(cpu_b))
+    return Truth(ratio, low, high, len(measured), statistics.fmean(cpu_a), statistics.fmean(cpu_b),
+                 *median_ratio_ci(cpu_a, cpu_b))
 
 
 def truth(a, b, pairs=40, cwd=WORKDIR, threads=False):
@@ -243,7 +262,7 @@ def timekit_ab(a, b, design, threshold=0.02, budget="40s", workdir=WORKDIR, keep
     start = time.monotonic()
     record = {"design": design, "ran": None, "design_why": None, "reruns": None, "colocation": None,
               "ratio": None, "ci_low": None, "ci_high": None, "verdict": None, "column": None,
-              "exit": None, "seconds": None, "error": None, "directory": str(out)}
+              "exit": None, "seconds": None, "error": None, "reason": None, "directory": str(out)}
     try:
         done = subprocess.run(command, capture_output=True, text=True, cwd=workdir,
                               timeout=None if limit is None else 10 * limit + 600)
@@ -261,7 +280,8 @@ def timekit_ab(a, b, design, threshold=0.02, budget="40s", workdir=WORKDIR, keep
         return record
     record.update(ran=ab.get("design"), design_why=ab.get("design_why"), reruns=ab.get("reruns"),
                   colocation=ab.get("colocation"), column=row.get("column"), verdict=row.get("verdict"),
-                  ratio=_number(row.get("ratio")), ci_low=_number(row.get("ci_low")), ci_high=_number(row.get("ci_high")))
+                  ratio=_number(row.get("ratio")), ci_low=_number(row.get("ci_low")), ci_high=_number(row.get("ci_high")),
+                  reason=(data.get("verdict") or {}).get("reason"))
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
     return record
@@ -276,6 +296,7 @@ def judge(record, t):
     faster while above) and wrong_sign_sure (the truth's whole CI on the other side)."""
     low, high, verdict = record["ci_low"], record["ci_high"], record["verdict"]
     record["covers"] = None if low is None or high is None else low <= t.ratio <= high
+    record["covers_median"] = None if low is None or high is None or t.median is None else low <= t.median <= high
     record["wrong_sign"] = (verdict == "slower" and t.ratio < 1) or (verdict == "faster" and t.ratio > 1)
     record["wrong_sign_sure"] = (verdict == "slower" and t.ci_high < 1) or (verdict == "faster" and t.ci_low > 1)
     # the truth is measured too: the two agree where their intervals meet (a narrow design CI can
@@ -330,6 +351,8 @@ def table(record):
         if r.get("wrong_sign"):
             verdict += " (wrong sign" + (", sure)" if r.get("wrong_sign_sure") else ")")
         covers = {True: "yes", False: "**no**", None: "–"}[r.get("covers")]
+        if r.get("covers_median") is not None:
+            covers += "; robust " + {True: "yes", False: "**no**"}[r["covers_median"]]
         covers += {True: "", False: " (**inconsistent**)", None: ""}[r.get("consistent")]
         lines.append(f"| {r['class']} | {_change(r['change'])} | {_ci(t['ratio'], t['ci_low'], t['ci_high'])} | "
                      f"{r['design']} → {r['ran'] or '–'} | {_ci(r['ratio'], r['ci_low'], r['ci_high'])} | {covers} | "
@@ -344,10 +367,13 @@ def table(record):
         wrong = sum(bool(r.get("wrong_sign")) for r in mine)
         sure = sum(bool(r.get("wrong_sign_sure")) for r in mine)
         errors = sum(r["verdict"] is None for r in mine)
+        robust = [r for r in judged if r.get("covers_median") is not None]
+        against_median = (f" ({100 * sum(r['covers_median'] for r in robust) / len(robust):.0f} % of {len(robust)} "
+                          "against the robust truth)") if robust else ""
         shares = [r["truth_width_share"] for r in mine if r.get("truth_width_share") is not None]
         share = f", the truth's CI {statistics.median(shares):.2f} of its width (median)" if shares else ""
-        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI; consistent with the "
-                     f"truth, both intervals counted, in {fits}; its CI meets the truth's in {agree}), "
+        lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI){against_median}; consistent with the "
+                     f"truth, both intervals counted, in {fits}; its CI meets the truth's in {agree}; "
                      f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "
                      f"median {statistics.median(r['seconds'] for r in mine):.1f} s{share}")
     return "\n".join(lines)
@@ -388,14 +414,16 @@ def measure_pair(pair, order, pairs, threshold, budget):
         log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
         return []
     t = truth_of(measured)
-    log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)} "
+    log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)}, robust "
+        f"{_ci(t.median, t.median_low, t.median_high)} "
         f"(A {1e3 * t.cpu_a:.1f} ms, B {1e3 * t.cpu_b:.1f} ms, {t.n} pairs in {len(order) + 1} segments)")
     rows = []
     for r, load in runs:
         judge(r, t)
-        log(f"  {r['design']}: covers {r['covers']}, truth width share {r['truth_width_share']}")
+        log(f"  {r['design']}: covers {r['covers']} (robust truth: {r['covers_median']}), "
+            f"truth width share {r['truth_width_share']}")
         rows.append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b, "truth": asdict(t), **r,
-                     "load": load})
+                     "load": load, "truth_pairs": [[round(x, 6), round(y, 6)] for x, y in measured]})
     return rows
 
 

@@ -379,9 +379,13 @@ def table(record):
     return "\n".join(lines)
 
 
+NUMBER_PAIR = re.compile(r"\[\s+(-?[\d.e+-]+),\s+(-?[\d.e+-]+)\s+\]")
+
+
 def save(path, record):
+    """The record as indented JSON, each pair of numbers (a truth's pair) on one line."""
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record, indent=2))
+    temporary.write_text(NUMBER_PAIR.sub(r"[\1, \2]", json.dumps(record, indent=2)))
     temporary.replace(path)
 
 
@@ -396,23 +400,25 @@ def summarize(paths):
 
 
 def measure_pair(pair, order, pairs, threshold, budget):
-    """The rows of one pair: its truth in segments of `pairs` pairs, one before the first design and
-    one after each (the machine changes within minutes on a shared VM: the truth is pooled over the
-    same window as the designs' runs), every design judged against the pooled truth."""
+    """(the rows of one pair, its truth's pairs [(cpu_a, cpu_b)]): its truth in segments of `pairs`
+    pairs, one before the first design and one after each (the machine changes within minutes on a
+    shared VM: the truth is pooled over the same window as the designs' runs), every design judged
+    against the pooled truth. ([], []) where the truth could not be measured."""
     threads = pair.cls == "threads"
     try:
         measured = truth_pairs(pair.a, pair.b, pairs, threads=threads)
         runs = []
         for design in order:
             r = timekit_ab(pair.a, pair.b, design, threshold, budget)
+            load = loadavg()
             log(f"  {design} -> {r['ran']}: {_ci(r['ratio'], r['ci_low'], r['ci_high'])} {r['verdict']}, "
                 f"exit {r['exit']}, {r['seconds']:.1f} s" + (f", error: {r['error']}" if r["error"] else "")
-                + f"; load {loadavg()}")
-            runs.append((r, loadavg()))
+                + f"; load {load}")
+            runs.append((r, load))
             measured += truth_pairs(pair.a, pair.b, pairs, threads=threads)
     except RuntimeError as e:
         log(f"{pair.cls} {_change(pair.change)}: no truth: {e}")
-        return []
+        return [], []
     t = truth_of(measured)
     log(f"{pair.cls} {_change(pair.change)}: truth {_ci(t.ratio, t.ci_low, t.ci_high)}, robust "
         f"{_ci(t.median, t.median_low, t.median_high)} "
@@ -423,8 +429,8 @@ def measure_pair(pair, order, pairs, threshold, budget):
         log(f"  {r['design']}: covers {r['covers']} (robust truth: {r['covers_median']}), "
             f"truth width share {r['truth_width_share']}")
         rows.append({"class": pair.cls, "change": pair.change, "a": pair.a, "b": pair.b, "truth": asdict(t), **r,
-                     "load": load, "truth_pairs": [[round(x, 6), round(y, 6)] for x, y in measured]})
-    return rows
+                     "load": load})
+    return rows, measured
 
 
 def main(argv=None):
@@ -463,7 +469,7 @@ def main(argv=None):
               "settings": {"pairs": args.pairs, "threshold": args.threshold, "budget": budget, "tries": args.tries,
                            "designs": designs, "units": args.units,
                            "offset": args.offset},
-              "rows": []}
+              "truths": [], "rows": []}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-designs-truth{'-quick' if args.quick else ''}.json"
     k = 0
@@ -471,9 +477,13 @@ def main(argv=None):
         for _ in range(args.tries):
             order = designs[k % len(designs):] + designs[:k % len(designs)]
             k += 1
-            rows = measure_pair(pair, order, args.pairs, args.threshold, budget)
+            rows, measured = measure_pair(pair, order, args.pairs, args.threshold, budget)
             if rows:
-                record["rows"] += rows
+                # the truth's pairs once a pair, its rows pointing at them (truth_index)
+                index = len(record["truths"])
+                record["truths"].append({"class": pair.cls, "change": pair.change,
+                                         "pairs": [[round(x, 6), round(y, 6)] for x, y in measured]})
+                record["rows"] += [{**r, "truth_index": index} for r in rows]
                 save(path, record)   # after every pair: a sitting cut short keeps what it measured
     save(path, record)
     if record["rows"]:

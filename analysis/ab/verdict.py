@@ -39,10 +39,14 @@ class Gate:
 
 
 def is_open(row: Gated, threshold: float) -> bool:
-    """Whether a row leaves the gate's question open: undecided (the sequential rule, or the test
-    and the interval disagree), or, at a fixed count of invocations, no change beyond the threshold
-    shown while its CI reaches beyond +threshold."""
-    return row.verdict == UNDECIDED or (row.verdict in SAME and not row.sequential and row.ci_high > 1 + threshold)
+    """Whether a row leaves the gate's question (a slowdown beyond the threshold?) open. Sequential:
+    the rule's undecided while its repeated interval, valid at any stop, reaches beyond +threshold;
+    one that ends below (a speedup near -threshold, say) answers the gate although not the rule's
+    two-sided question. A fixed count: undecided (the test and the interval disagree), or no change
+    beyond the threshold shown while its CI reaches beyond +threshold."""
+    if row.sequential:
+        return row.verdict == UNDECIDED and row.ci_high > 1 + threshold
+    return row.verdict == UNDECIDED or (row.verdict in SAME and row.ci_high > 1 + threshold)
 
 
 def judge(rows: Sequence[Gated], threshold: float, busy=(), design_changed=()) -> Gate:

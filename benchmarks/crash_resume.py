@@ -223,11 +223,9 @@ def disk_full(base, name, workdir, out):
         with open(log_path, "wb") as log:
             kit = start(list(base), output, log)
             wait_until(kit, lambda: any(s["status"] == "done" for _, s in steps(output)), 180)
-            with open(filler, "wb") as f:  # every byte that is left
-                with contextlib.suppress(OSError):
-                    while True:
-                        f.write(b"\0" * 65536)
-                        f.flush()
+            with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
+                while True:  # every byte that is left; unbuffered, so closing has nothing to flush
+                    f.write(b"\0" * 65536)
             code = kit.wait(timeout=300)
         text = log_path.read_text()
         errors = [line for line in text.splitlines() if line.startswith("timekit: error")]

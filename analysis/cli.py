@@ -332,8 +332,25 @@ def main(argv=None):
     except (KeyboardInterrupt, Interrupted) as e:
         print(interrupted_line(e), file=sys.stderr)
         return 130
+    except ImportError as e:   # an interrupt inside a C extension's initialisation leaves wrapped
+        interrupt = _interrupt_within(e)
+        if interrupt is None or args.debug:
+            raise
+        print(interrupted_line(interrupt), file=sys.stderr)
+        return 130
     finally:
         steps_loop.release_all()
+
+
+def _interrupt_within(error):
+    """The Interrupted or KeyboardInterrupt that an error was raised from (None: none was)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, (Interrupted, KeyboardInterrupt)):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def interrupted_line(e):

@@ -149,3 +149,56 @@ def test_a_signal_inside_the_fork_of_a_child_still_interrupts(spawn):
     else:
         assert "Exception ignored" not in done.stderr, done.stderr
         assert lines == ["interrupted SIGTERM", "no child left"], done.stdout + done.stderr
+
+
+IMPORT_WINDOW = """
+import os, signal, sys, types
+from analysis.core.deferred import Deferred
+from analysis.sweep import steps_loop
+from analysis.sweep.model import Interrupted
+
+sys.path.insert(0, sys.argv[1])   # slow_module: signals its own process halfway through its body
+with steps_loop.signals_interrupt():
+    try:
+        if sys.argv[2] == "deferred":
+            Deferred("slow_module").finished
+        else:
+            import slow_module
+        print("not interrupted")
+    except Interrupted as e:
+        print("interrupted", e)
+print("finished" if getattr(sys.modules.get("slow_module"), "finished", False) else "cut short")
+"""
+
+
+@pytest.mark.parametrize("how", ("plain", "deferred"))
+def test_a_signal_inside_a_deferred_import_waits_for_its_end(tmp_path, how):
+    """An exception raised inside a C extension's initialisation leaves as "ImportError:
+    initialization failed" (scipy's, imported at first use during auto's pilot: exit 1 and a
+    traceback where SIGINT should give 130). A plain import is cut short where the signal comes;
+    Deferred's runs to its end, and the interrupt is raised right after it."""
+    (tmp_path / "slow_module.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                             "x = sum(range(100000))\nfinished = True\n")
+    done = subprocess.run([sys.executable, "-c", IMPORT_WINDOW, str(tmp_path), how], cwd=REPO, capture_output=True,
+                          text=True, timeout=30, env={**os.environ, "PYTHONPATH": str(REPO)})
+    expected = ["interrupted SIGINT", "finished" if how == "deferred" else "cut short"]
+    assert done.stdout.splitlines() == expected, done.stdout + done.stderr
+
+
+def test_an_interrupt_wrapped_in_an_import_error_exits_130(monkeypatch, capsys):
+    """The net for imports not deferred: main finds the interrupt in the ImportError's chain."""
+    from analysis import cli
+    from analysis.sweep.model import Interrupted
+
+    def interrupted_import(args):
+        try:
+            raise Interrupted("SIGTERM")
+        except Interrupted as e:
+            raise ImportError("initialization failed") from e
+
+    monkeypatch.setitem(cli.COMMANDS, "env", interrupted_import)
+    assert cli.main(["env"]) == 130
+    assert capsys.readouterr().err.strip() == "timekit: interrupted (SIGTERM)"
+    monkeypatch.setitem(cli.COMMANDS, "env", lambda args: __import__("no_such_module_here"))
+    with pytest.raises(ImportError):
+        cli.main(["env"])

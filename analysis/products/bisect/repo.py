@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.core.deferred import signals_deferred
 from analysis.core.errors import UserError
 from analysis.machine import guard
 from analysis.sweep.model import write_atomically
 
 BUILDS = "builds"
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class GitError(UserError):
@@ -188,24 +188,6 @@ def _registered(repo) -> dict[Path, str]:
 def _status(worktree: Path) -> str:
     """Changes to tracked files (untracked build products are no change)."""
     return _git(worktree, "status", "--porcelain", "--untracked-files=no").stdout
-
-
-@contextlib.contextmanager
-def signals_deferred():
-    """A worktree's removal runs to its end: a signal that arrives meanwhile is handled as it would
-    have been (raises Interrupted under the kit's handler) right after it, so that no half-removed
-    worktree stays registered. A handler, not a signal mask: a mask would not hold off a signal
-    that another thread of the kit takes."""
-    caught = []
-    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if caught:
-            handler = previous[caught[0]]
-            handler(caught[0], None) if callable(handler) else signal.raise_signal(caught[0])
 
 
 class Worktrees:

@@ -96,6 +96,13 @@ def test_bisect_names_the_commit_that_adds_five_percent(repo, scratch):
     steps = {s["order"] for s in data["steps"] if s["verdict"] != "skipped"}
     assert {int(r["step"]) for r in samples} == steps and {r["side"] for r in samples} == {"GOOD", "commit"}
     assert git(path, "status", "--porcelain") == "" and git(path, "worktree", "list").count("\n") == 0
+    # BAD's step pilots the design once; every later step runs it as chosen there, unpiloted
+    runs = [json.loads((Path(s["detail"]["directory"]) / "paired.json").read_text()) for s in data["steps"]
+            if s["verdict"] != "skipped"]
+    assert runs[0]["design_why"].startswith("auto: ")
+    first = data["steps"][0]["commit"][:12]
+    assert all(not r["pilot"] and r["design_why"].startswith(f"as bisect's first step ({first})") for r in runs[1:])
+    assert all(r["design"] == runs[0]["design"] or r["switched"] for r in runs[1:])
 
 
 @pytest.mark.timing

@@ -205,13 +205,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
             choice = pilot.Choice(choice.design, choice.alone, choice.check,
                                   f"{choice.why}; {again}kept in {where} for this pair's later runs here")
     else:
-        choice = pilot.Choice(design, pilot.time_alone(rundefinition, options))
-        if designs.get(design).co_located and choice.alone.threaded:
-            raise PairedError(f"--design {design} pins each side to one core, but a command runs threads (CPU time "
-                              f"{choice.alone.cores:.0%} of its wall time alone): use --design blocks, which runs "
-                              f"them on {choice.alone.cores_used} cores as they run alone (auto chooses it)")
-        if designs.get(design).co_located:
-            choice = pilot.checked(choice, rundefinition, options, plan.threshold)
+        choice = _given(design, rundefinition, options, plan)
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)
     batch_options = Options(**{**options.to_dict(), "runs": batch.runs, "repeat": batch.pairs_per_run})
     outdir.mkdir(parents=True, exist_ok=True)
@@ -226,6 +220,27 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     run.plan_reruns(1, run.reruns)
     run.save(outdir)
     return run
+
+
+def _given(design, rundefinition, options, plan):
+    """The Choice of a design given by name. A co-located one is piloted as auto's is
+    (pilot.checked), unless it was chosen elsewhere (plan.design_why: a bisect's first step
+    piloted the same program); then the sentinel alone judges it, from
+    sentinel.SENTINEL_INVOCATIONS on. One that would pin a threaded command to a core is refused,
+    or, chosen elsewhere, runs as blocks."""
+    from analysis.ab import pilot
+
+    alone = pilot.time_alone(rundefinition, options)
+    co_located = designs.get(design).co_located
+    if co_located and alone.threaded:
+        threads = f"a command runs threads (CPU time {alone.cores:.0%} of its wall time alone)"
+        if plan.design_why:
+            return pilot.Choice("blocks", alone, why=f"{plan.design_why}; but here {threads}: blocks")
+        raise PairedError(f"--design {design} pins each side to one core, but {threads}: use --design blocks, which "
+                          f"runs them on {alone.cores_used} cores as they run alone (auto chooses it)")
+    if co_located and not plan.design_why:
+        return pilot.checked(pilot.Choice(design, alone), rundefinition, options, plan.threshold)
+    return pilot.Choice(design, alone, why=plan.design_why)
 
 
 def write(run, outdir, command_line=""):

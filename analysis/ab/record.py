@@ -29,11 +29,12 @@ class AbPlan:
     container: bool = True
     design: str = "separate"    # as given (auto: the pilot chooses); records from before the field ran separate
     threshold: float = 0.02     # what the pilot's and the sentinel's tolerance derive from
+    design_why: str = ""        # AbOptions.design_why: a design chosen elsewhere, not piloted again
 
     @classmethod
     def of(cls, options, reruns):
         return cls(reruns, options.seed, options.until, options.max_reruns_limit, options.load, options.container,
-                   options.design, options.threshold)
+                   options.design, options.threshold, options.design_why)
 
     @classmethod
     def from_dict(cls, data):

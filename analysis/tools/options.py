@@ -54,6 +54,8 @@ class AbOptions(CommandOptions):
     until_decided: bool = True          # add invocations until decided (False: --reruns N, --until PCT)
     budget: Optional[float] = DEFAULT_BUDGET   # seconds for all invocations while deciding
     design: str = "auto"                # auto, blocks, interleaved, duet, separate
+    design_why: str = ""                # where a design given by name was chosen (a bisect's first step):
+                                        # then it is not piloted again, and the sentinel judges it
     seed: int = 0
     load: int = 0                       # background busy processes around every invocation
     output: Optional[Path] = None

@@ -189,7 +189,7 @@ class ABStep:
             new=None if resume else _in(tree, self.options.run),
             until_decided=True, budget=self.options.budget, alpha=self.alpha, threshold=self.options.threshold,
             columns=("cputime",), output=directory, resume=resume, container=self.options.container,
-            ignore_failure=self.options.ignore_failure or None, design=self.options.design,
+            ignore_failure=self.options.ignore_failure or None, **self._design(),
             verbose=self.options.verbose, command_line=f"timekit bisect step {sha[:12]}")
         with _working_in(tree):
             found = api.compare_commands(step_options.base, step_options.new, step_options, directory,
@@ -198,6 +198,18 @@ class ABStep:
                     detail={"directory": str(directory), "invocations": found.invocations,
                             "seconds": round(found.seconds, 1), "design": found.design, "reason": found.reason,
                             "busy_from_outside": bool(found.busy_from_outside)})
+
+
+    def _design(self):
+        """The design of the next step. Under auto, the first step measured (BAD's) pilots it for
+        the whole bisect: every step runs the same program, a few commits apart, and a pilot costs
+        about 4 s a step. A co-located design taken over is judged by the sentinel in each step
+        instead, so such a step gives no verdict before sentinel.SENTINEL_INVOCATIONS."""
+        first = next((s for s in self.record.steps if (s.get("detail") or {}).get("design")), None)
+        if self.options.design != "auto" or first is None:
+            return {"design": self.options.design}
+        return {"design": first["detail"]["design"],
+                "design_why": f"as bisect's first step ({first['commit'][:12]}) chose for this program: not piloted again"}
 
 
 @contextlib.contextmanager

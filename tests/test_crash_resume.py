@@ -144,7 +144,7 @@ def test_the_lock_is_one_line_and_reentrant(scratch):
 
 def test_a_sweep_killed_inside_an_invocation_resumes_and_its_report_says_so(programs, scratch):
     output = scratch / "sweep"
-    sweep = ["run", "memory-bandwidth", "--reps", "2", "--reruns", "2"]
+    sweep = ["run", "memory-bandwidth", "--reps", "1", "--reruns", "2"]
     with open(scratch / "run.log", "ab") as log:
         kit = crash_resume.start(sweep, output, log)
         assert crash_resume.wait_until(kit, lambda: any(s["status"] == "running" and s["rerun"] == 2

@@ -405,22 +405,24 @@ def _wait(condition, timeout=300, what="condition"):
 
 @pytest.mark.benchexec
 def test_slurm_fleet_runs_each_node_in_its_own_job_and_reports_across_them(cluster, scratch, capsys):
-    """memory-bandwidth's quick preset on n1 and n2, one node after another (--serial: the simulated
+    """memory-bandwidth's quick preset, two reruns, on n1 and n2, one node after another (--serial: the simulated
     nodes share this machine's 2 CPUs, so parallel benchexec runs would fight over them): the
     cheapest experiment whose fleet report has both claims and measurements across nodes. Reports
     over several experiments are the generated fleet's and the recorded machines' tests above."""
     fleets = []
     for experiment in ("memory-bandwidth",):
         directory = scratch / experiment
-        assert _timekit("fleet", "submit", experiment, "--nodes", "n[1-2]", "--serial", "--output", directory) == 0
+        assert _timekit("fleet", "submit", experiment, "--nodes", "n[1-2]", "--serial", "--reruns", "2",
+                        "--output", directory) == 0
         assert _timekit("fleet", "status", directory, "--wait") == 0
         fleet = Fleet.load(directory)
-        assert fleet.nodes == ["n1", "n2"] and fleet.serial and fleet.kit_path == str(REPO)
+        assert fleet.nodes == ["n1", "n2"] and fleet.serial and fleet.kit_path == str(REPO) and fleet.sizes == {"reruns": 2}
         for node in fleet.nodes:
             job = fleet.last_job(node)
             marker = (directory / "slurm" / f"{node}.{job.id}.started").read_text().split()
             assert marker[:2] == [job.id, node]  # that job ran on that node, and wrote where we see it
-            assert (directory / node / "sweep.json").exists() and (directory / node / "report" / "report.json").exists()
+            assert json.loads((directory / node / "sweep.json").read_text())["reruns"] == 2   # the size given, on each node
+            assert (directory / node / "report" / "report.json").exists()
             sections = json.loads((directory / node / "report" / "report.json").read_text())["sections"]
             assert [s["runs_missing"] for s in sections] == [0], sections  # sized to fit: no run OUT OF MEMORY
         fleets.append(directory)

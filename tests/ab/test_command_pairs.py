@@ -75,10 +75,13 @@ def test_ab_of_two_builds_where_b_does_more_work_says_slower_and_exits_1(program
     # Its verdict is cputime's: deciding walltime's row too (the default columns) kept it adding
     # invocations for longer on a loaded machine (55 s). No --max-reruns: on a CI host whose CPU time
     # varied by 35 % within an invocation (241 … 634 ms for one loop), M = 5 left +42.6 % open (p 0.043
-    # against 0.039); ab decides by default and adds invocations within its budget instead.
+    # against 0.039); ab decides by default and adds invocations within its budget instead. At most 8
+    # a side: the separate design's O'Brien-Fleming-type spending over the budget's M_max (about 60)
+    # spent almost nothing before M = 20 (69 s); over 8 looks it decides a 50 % change at M = 3 to 5.
     base, new = build(scratch, "loop-a", MILLIONS), build(scratch, "loop-b", MILLIONS * 3 // 2)
     code, text = timekit("ab", base, new, "--design", "separate", "--column", "cputime", "--budget", "3m",
-                         "--runs", "5", "--output", scratch / "ab", "--export-json", scratch / "ab.json", cwd=scratch)
+                         "--max-reruns", "8", "--runs", "5", "--output", scratch / "ab", "--export-json",
+                         scratch / "ab.json", cwd=scratch)
     assert code == 1, text
     assert "every row decided after" in text or "decided at" in text, text
     table = text[text.index("base → new"):]

@@ -55,6 +55,10 @@ def add_parser(commands):
     submit = actions.add_parser("submit", help="one exclusive batch job per node running the experiment's sweep")
     submit.add_argument("experiment", choices=sorted(EXPERIMENTS))
     submit.add_argument("--preset", default="quick", help="the experiment's preset (default quick)")
+    submit.add_argument("--reps", type=_positive, help="runs per task and run definition in one invocation, on every "
+                                                       "node (overrides the preset, as in `timekit run`)")
+    submit.add_argument("--reruns", type=_positive, help="benchexec invocations per condition on every node "
+                                                         "(overrides the preset)")
     where = submit.add_mutually_exclusive_group()
     where.add_argument("--nodes", help="SLURM node list, e.g. 'n[1-3],gpu7'")
     where.add_argument("--partition", help="the usable nodes of this partition")
@@ -138,7 +142,7 @@ def run(args, node_report):
     directory = args.output or FLEETS / experiment.name / stamp
     nodes = fleet_submit.slurm.expand_nodes(args.nodes) if args.nodes else None
     fleet_submit.submit(experiment, args.preset, directory, nodes=nodes, partition=args.partition, count=args.count,
-                        serial=args.serial, minutes=args.time)
+                        serial=args.serial, minutes=args.time, sizes={"reps": args.reps, "reruns": args.reruns})
     print(f"fleet: {Path(directory).resolve()}\n  status: timekit fleet status {directory}\n"
           f"  report: timekit fleet report {directory}")
     return 0

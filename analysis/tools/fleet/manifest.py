@@ -48,8 +48,19 @@ class Fleet:
     time_estimate: str  # where the time limit came from, in words
     partition: str = ""
     serial: bool = False  # each node's job waits for the one before (nodes that share hardware)
+    sizes: dict = field(default_factory=dict)  # --reps and --reruns given over the preset's ({} none)
     jobs: dict = field(default_factory=dict)  # node -> [Job as dict], oldest first
     kind: str = KIND
+
+    @property
+    def sized(self):
+        """The preset and the sizes given over it, as `timekit run` takes them: ['--reps', '1', ...]."""
+        return [a for key, value in sorted(self.sizes.items()) for a in (f"--{key}", str(value))]
+
+    @property
+    def label(self):
+        """What the lines say ran: 'quick', or 'quick --reps 1 --reruns 2'."""
+        return " ".join([self.preset, *self.sized])
 
     def last_job(self, node):
         jobs = self.jobs.get(node) or []

@@ -63,7 +63,7 @@ def node_states(fleet, directory):
 
 
 def render(fleet, directory, states):
-    lines = [f"fleet {directory}: {fleet.experiment} ({fleet.preset}), {len(fleet.nodes)} node(s), "
+    lines = [f"fleet {directory}: {fleet.experiment} ({fleet.label}), {len(fleet.nodes)} node(s), "
              f"kit {fleet.kit_commit[:12]}"]
     width = max([4] + [len(s.node) for s in states])
     lines.append(f"{'node':{width}}  {'job':>8}  {'slurm':11}  {'steps':7}  state")

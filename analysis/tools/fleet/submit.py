@@ -9,6 +9,7 @@ its own sweep (`timekit run --resume`); a node whose job failed or was cancelled
 the others' results.
 """
 
+import dataclasses
 import math
 import shlex
 import sys
@@ -75,7 +76,7 @@ def job_script(fleet, directory, node, resume):
     """The batch script of one node's job: mark that it started (where the submitter can see it),
     then run the sweep in place of the shell, so SLURM's signals reach the runner."""
     out = slurm_dir(directory)
-    command = [fleet.python, "-m", "analysis.cli", "run", fleet.experiment, "--preset", fleet.preset,
+    command = [fleet.python, "-m", "analysis.cli", "run", fleet.experiment, "--preset", fleet.preset, *fleet.sized,
                "--output", str(node_dir(directory, node))]
     if resume:
         command.append("--resume")
@@ -87,7 +88,7 @@ def job_script(fleet, directory, node, resume):
     return "\n".join([
         "#!/bin/bash",
         *(f"#SBATCH {o}" for o in options),
-        f"# written by 'timekit fleet submit' for {directory}: {fleet.experiment} ({fleet.preset}) on {node}",
+        f"# written by 'timekit fleet submit' for {directory}: {fleet.experiment} ({fleet.label}) on {node}",
         f'printf "%s %s %s %s\\n" "$SLURM_JOB_ID" "$SLURMD_NODENAME" "$(hostname)" "$(date -Ins)" > {marker} || exit 3',
         "exec " + " ".join(map(shlex.quote, command)),
         "",
@@ -109,8 +110,9 @@ def _submit_nodes(fleet, directory, nodes, resume_nodes, after=()):
 
 
 def submit(experiment, preset_name, directory, *, nodes=None, partition=None, count=None, serial=False,
-           minutes=None, out=sys.stderr):
-    """Submit one job per node for a new fleet in `directory`; returns the Fleet."""
+           minutes=None, sizes=None, out=sys.stderr):
+    """Submit one job per node for a new fleet in `directory`; returns the Fleet. `sizes`: {'reps': N,
+    'reruns': M} over the preset's, as `timekit run --reps --reruns` takes them."""
     directory = Path(directory).resolve()
     if preset_name not in experiment.presets:
         raise FleetError(f"unknown preset '{preset_name}'; {experiment.name} has: {', '.join(experiment.presets)}")
@@ -125,16 +127,18 @@ def submit(experiment, preset_name, directory, *, nodes=None, partition=None, co
             found = dict(list(found.items())[:count])
         if not found:
             raise FleetError(f"partition '{partition}' has no usable node (all down, drained or failing)")
-    estimate, how = time_limit(experiment, experiment.presets[preset_name], max(n.cpus for n in found.values()),
+    sizes = {k: v for k, v in (sizes or {}).items() if v}
+    preset = dataclasses.replace(experiment.presets[preset_name], **sizes)
+    estimate, how = time_limit(experiment, preset, max(n.cpus for n in found.values()),
                                sockets=max(n.sockets for n in found.values()))
     fleet = Fleet(experiment=experiment.name, preset=preset_name, nodes=list(found), created=now(),
                   kit_commit=kit_commit(), kit_path=str(REPO), python=sys.executable,
                   time_limit_minutes=minutes or estimate, time_estimate="--time" if minutes else how,
-                  partition=partition or "", serial=serial)
+                  partition=partition or "", serial=serial, sizes=sizes)
     directory.mkdir(parents=True, exist_ok=True)
     fleet.save(directory)
     _submit_nodes(fleet, directory, fleet.nodes, resume_nodes=())
-    print(f"fleet {directory}: {experiment.name} ({preset_name}) on {len(fleet.nodes)} node(s), time limit "
+    print(f"fleet {directory}: {experiment.name} ({fleet.label}) on {len(fleet.nodes)} node(s), time limit "
           f"{fleet.time_limit_minutes} min ({fleet.time_estimate}); jobs "
           + ", ".join(f"{n} {fleet.last_job(n).id}" for n in fleet.nodes), file=out)
     return fleet

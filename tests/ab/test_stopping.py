@@ -53,3 +53,26 @@ def test_until_decided_within_a_budget_ends_inconclusive_and_says_what_would_dec
     assert "verdict: undecided:" in text and "the budget ran out first" in text, text
     assert "does not fit another pair" in text and "inconclusive at M = 3" in text, text
     assert "would decide it:" in text and "invocations a side" in text, text
+
+
+@pytest.mark.unit
+def test_remembered_looks_decide_as_the_plain_sequence_also_after_an_invocation_is_set_aside():
+    """stopping.decide remembers each prefix's decision (every look replays the looks before it);
+    where an invocation set aside later changes a prefix, the look decides it anew."""
+    import types
+
+    import numpy as np
+
+    from analysis.ab import stopping
+    from analysis.tools.plan import sequential
+
+    rng = np.random.default_rng(7)
+    run = types.SimpleNamespace(max_reruns=40)
+    logs = rng.normal(0.02, 0.03, 30)
+    for m in range(3, 31):   # as the loop looks: one invocation more each time
+        [look] = stopping.decide([("row", logs[:m], [10] * m)], run, 0.05, 0.01)
+        plain = sequential.run_paired_sequence(logs[:m], 0.05, 0.01, 40)
+        assert vars(look.decision) == vars(plain)
+    aside = np.delete(logs, 4)   # the fifth invocation set aside: every prefix from it on differs
+    [look] = stopping.decide([("row", aside, [10] * aside.size)], run, 0.05, 0.01)
+    assert vars(look.decision) == vars(sequential.run_paired_sequence(aside, 0.05, 0.01, 40))

@@ -153,13 +153,14 @@ def decide_paired(log_ratios, level, threshold):
     return Decision("", False, m, p, level, ratio, low, high, 1 - level, (low, high))
 
 
-def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START):
-    """run_sequence for a paired design: looks after every invocation from `start`."""
+def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START, decide=decide_paired):
+    """run_sequence for a paired design: looks after every invocation from `start` (`decide`:
+    decide_paired, or a caller's remembered one)."""
     levels = boundaries(alpha, max_reruns, start, paired=True)
     top = min(len(log_ratios), max_reruns)
     decision = None
     for m in range(min(start, top), top + 1):
-        decision = decide_paired(log_ratios[:m], levels.get(m, 0.0), threshold)
+        decision = decide(log_ratios[:m], levels.get(m, 0.0), threshold)
         if decision.decided:
             break
     return decision

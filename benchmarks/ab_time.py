@@ -11,6 +11,9 @@ design's choice kept from the first try on), and its time is split into:
 - BenchExec: the rest of each invocation (BenchExec's start, cgroups, its files);
 - looks and report: everything after the invocations (the analysis of every look, the last table).
 
+Beside them, the noise that sets how many invocations a decision needs: the SD of one pair's
+ln(B/A) of CPU time (robust: the interquartile range / 1.35) and of one invocation's log ratio.
+
     python benchmarks/ab_time.py                          # 20 ms, +2 %, threshold 1 %, 5 tries
     python benchmarks/ab_time.py --ms 20 --change 2 --threshold 0.01 --tries 5
     python benchmarks/ab_time.py --commands 'lz4 -1 -c IN' 'lz4 -2 -c IN' --threshold 0.02   # any pair
@@ -22,6 +25,7 @@ import argparse
 import bz2
 import datetime
 import json
+import math
 import re
 import shutil
 import statistics
@@ -75,6 +79,26 @@ def invocations(out):
     return found
 
 
+def spreads(out):
+    """(SD of one pair's ln(B/A), robust: IQR / 1.35; SD of one invocation's log ratio) of the CPU
+    time in `out`, in percent: the noise that sets how many invocations a decision needs."""
+    import numpy as np
+
+    from analysis.ab import observations, paired
+    from analysis.tools.commands import executions
+
+    record = json.loads((out / "commands.json").read_text())
+    directory = out / record["pairs"][0]["directory"]
+    run = paired.PairedRun.load(directory)
+    name = run.rundefinitions[0]["name"] if isinstance(run.rundefinitions[0], dict) else run.rundefinitions[0]
+    logs, pairs = observations.invocation_log_ratios(executions.of_tables(paired.tables(directory, run), name),
+                                                     "exec-cputime")
+    if len(logs) < 2:
+        return math.nan, math.nan
+    q75, q25 = np.percentile(np.concatenate(pairs), [75, 25])
+    return 100 * (q75 - q25) / 1.35, 100 * float(np.std(logs, ddof=1))
+
+
 def one_try(a, b, threshold, k):
     h_seconds, h_ratio = hyperfine(a, b, WORKDIR)
     out = WORKDIR / f"ab-{k}"
@@ -87,26 +111,29 @@ def one_try(a, b, threshold, k):
            "invocations": len(steps), "start": first, "measurement": sum(r for _, r in steps),
            "benchexec": sum(s - r for s, r in steps), "design": data["ab"][0]["design"], "load": loadavg()}
     row["looks_and_report"] = total - first - sum(s for s, _ in steps)
+    row["pair_sd"], row["invocation_sd"] = spreads(out)
     log(f"try {k}: hyperfine {h_seconds:.1f} s; ab {total:.1f} s ({row['verdict']} {row['change']:+.2f} %, exit {code}, "
         f"M = {len(steps)}): start {first:.1f}, measurement {row['measurement']:.1f}, BenchExec {row['benchexec']:.1f}, "
-        f"looks and report {row['looks_and_report']:.1f}")
+        f"looks and report {row['looks_and_report']:.1f}; a pair's log ratio SD {row['pair_sd']:.1f} %, an "
+        f"invocation's {row['invocation_sd']:.2f} %")
     return row
 
 
 def table(record):
     lines = ["| try | hyperfine (s) | timekit ab (s) | ab / hyperfine | verdict (CPU time) | exit | M | start | measurement "
-             "| BenchExec | looks and report |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| BenchExec | looks and report | pair SD (%) | invocation SD (%) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in record["rows"]:
         lines.append(f"| {r['try']} | {r['hyperfine_seconds']:.1f} | {r['ab_seconds']:.1f} | "
                      f"{r['ab_seconds'] / r['hyperfine_seconds']:.1f}x | {r['verdict']} {r['change']:+.2f} % | {r['exit']} | "
                      f"{r['invocations']} | {r['start']:.1f} | {r['measurement']:.1f} | {r['benchexec']:.1f} | "
-                     f"{r['looks_and_report']:.1f} |")
+                     f"{r['looks_and_report']:.1f} | {r.get('pair_sd', math.nan):.1f} | {r.get('invocation_sd', math.nan):.2f} |")
     rows = record["rows"]
     med = {key: statistics.median(r[key] for r in rows) for key in ("hyperfine_seconds", "ab_seconds", "start",
                                                                        "measurement", "benchexec", "looks_and_report")}
     lines.append(f"| median | {med['hyperfine_seconds']:.1f} | {med['ab_seconds']:.1f} | "
                  f"{med['ab_seconds'] / med['hyperfine_seconds']:.1f}x | | | | {med['start']:.1f} | {med['measurement']:.1f} | "
-                 f"{med['benchexec']:.1f} | {med['looks_and_report']:.1f} |")
+                 f"{med['benchexec']:.1f} | {med['looks_and_report']:.1f} | | |")
     return "\n".join(lines)
 
 

@@ -40,10 +40,15 @@ COLUMNS = designs.CMDRUN_COLUMNS   # cmdrun's timing of each execution: the cgro
 ALIASES = {"cputime": "exec-cputime", "walltime": "exec-walltime"}
 
 
-def columns_of(requested, design="blocks"):
+def columns_of(requested, design="blocks", waits=False):
     """The columns a paired design can compare (cputime and walltime are cmdrun's for each side;
-    its Design says which of them); raises PairedError with the reason for any other."""
+    its Design says which of them); raises PairedError with the reason for any other. Unless asked
+    for, a command that waits (PairedRun.waits) compares its wall time only: its CPU time, a small
+    part of it, never moves the answer, and its noise kept `ab 'sleep 0.2' 'sleep 0.2'` undecided
+    for its whole budget after wall time had said ~ at the fourth invocation."""
     allowed = designs.get(design).columns
+    if not requested and waits and "exec-walltime" in allowed:
+        allowed = ("exec-walltime",)
     out = []
     for column in requested or allowed:
         column = ALIASES.get(column, column)
@@ -96,6 +101,7 @@ class PairedRun(AbRecord):
     colocation: dict = field(default_factory=dict)   # the sentinel's last Check over the invocations
     switched: int = 0        # the invocation from which a flagged co-located design ran as blocks (0: never)
     flagged: str = ""        # why the co-located pairs give no verdict ("": they do)
+    cpu_share: float = math.nan   # pilot.Alone's: the lower side's CPU time / wall time alone (nan: not timed)
 
     def __post_init__(self):
         """paired.json holds options and batch as objects of JSON: typed here, written back as they were."""
@@ -107,6 +113,13 @@ class PairedRun(AbRecord):
     @property
     def rundefinitions(self):
         return [r["name"] for r in self.pairs]
+
+    @property
+    def waits(self):
+        """A command spends most of its wall time waiting (CPU time under pilot.BUSY of it alone)."""
+        from analysis.ab.pilot import BUSY
+
+        return self.cpu_share < BUSY   # False where not timed (nan)
 
     def order_within(self, rerun):
         """None: cmdrun draws the pairs' order in each run from the invocation's seed (invocation_seed)."""
@@ -215,7 +228,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
                     reruns=plan.reruns, max_reruns=max(plan.max_reruns, plan.reruns), until=plan.until,
                     background=plan.load, container=plan.container, created=now(),
                     design_why=f"auto: {choice.why}" if design == designs.AUTO else choice.why, cores=cores,
-                    pilot=choice.check.to_dict() if choice.check else {})
+                    pilot=choice.check.to_dict() if choice.check else {}, cpu_share=choice.alone.cpu_share)
     write(run, outdir, command_line)
     run.plan_reruns(1, run.reruns)
     run.save(outdir)

@@ -23,3 +23,17 @@ def test_a_ten_percent_regression_never_passes_the_default_run(programs, scratch
     # slower; or, where another job took the run's own CPU, no verdict that says why (never a pass)
     assert (done.returncode == 1 and last.startswith("verdict: slower")) or (
         done.returncode == 3 and "busy from outside" in last), done.stdout + done.stderr
+
+
+@pytest.mark.timing
+def test_commands_that_wait_are_decided_on_their_wall_time_alone(scratch):
+    """`ab 'sleep 0.2' 'sleep 0.2'` ran its whole 2-minute budget and ended undecided (exit 3): the
+    CPU-time row of commands that barely use a CPU stayed open, although wall time had said ~ at
+    the fourth invocation. A command that waits compares its wall time only unless --column asks
+    for more, and the first line says so."""
+    done = subprocess.run([sys.executable, "-m", "analysis.cli", "ab", "sleep 0.05", "sleep 0.05", "--output",
+                           str(scratch / "ab")], cwd=scratch, capture_output=True, text=True, timeout=600)
+    text = done.stdout + done.stderr
+    assert done.returncode == 0 and "wall time only: a command waits (CPU time " in done.stderr, text
+    rows = [line for line in done.stdout.splitlines() if line.startswith("A → B")]
+    assert len(rows) == 1 and "exec-walltime" in rows[0] and rows[0].rstrip().endswith("~"), text

@@ -199,7 +199,6 @@ class ABStep:
                             "seconds": round(found.seconds, 1), "design": found.design, "reason": found.reason,
                             "busy_from_outside": bool(found.busy_from_outside)})
 
-
     def _design(self):
         """The design of the next step. Under auto, the first step measured (BAD's) pilots it for
         the whole bisect: every step runs the same program, a few commits apart, and a pilot costs

@@ -204,8 +204,10 @@ class ABStep:
         the whole bisect: every step runs the same program, a few commits apart, and a pilot costs
         about 4 s a step. A co-located design taken over is judged by the sentinel in each step
         instead, so such a step gives no verdict before sentinel.SENTINEL_INVOCATIONS."""
+        from analysis.ab import designs
+
         first = next((s for s in self.record.steps if (s.get("detail") or {}).get("design")), None)
-        if self.options.design != "auto" or first is None:
+        if self.options.design != designs.AUTO or first is None:
             return {"design": self.options.design}
         return {"design": first["detail"]["design"],
                 "design_why": f"as bisect's first step ({first['commit'][:12]}) chose for this program: not piloted again"}

@@ -90,9 +90,8 @@ def spreads(out):
     record = json.loads((out / "commands.json").read_text())
     directory = out / record["pairs"][0]["directory"]
     run = paired.PairedRun.load(directory)
-    name = run.rundefinitions[0]["name"] if isinstance(run.rundefinitions[0], dict) else run.rundefinitions[0]
-    logs, pairs = observations.invocation_log_ratios(executions.of_tables(paired.tables(directory, run), name),
-                                                     "exec-cputime")
+    logs, pairs = observations.invocation_log_ratios(
+        executions.of_tables(paired.tables(directory, run), run.rundefinitions[0]), "exec-cputime")
     if len(logs) < 2:
         return math.nan, math.nan
     q75, q25 = np.percentile(np.concatenate(pairs), [75, 25])

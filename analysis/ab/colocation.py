@@ -4,7 +4,9 @@ still speaks of the programs as they run alone (docs/designs.md shows how far it
 Every co-located invocation also times a few pairs back to back (cmdrun's --sentinel); a side's
 co-location factor is its median CPU time under the design over that back to back, the bias the
 ratio of the two sides' factors. Flagged where, with 99 % confidence, the bias lies beyond a
-quarter of the threshold or a side's cost moves beyond SIDE_LIMIT.
+quarter of the threshold or a side's cost moves beyond SIDE_LIMIT; shown harmless (Check.shown)
+only where an equivalence test at the run's alpha puts both inside those limits. The burden of
+proof is on the design: its pairs give the verdict only while it is shown harmless.
 """
 
 import math
@@ -30,15 +32,29 @@ class Estimate:
     low: float
     high: float
     units: int
+    se: float = math.nan   # the standard error of the mean log (nan in records from before it was kept)
 
     @classmethod
     def of_logs(cls, logs, level=0.05):
         logs = np.asarray(logs, dtype=float)
         if logs.size < MIN_UNITS:
             return cls(math.nan, math.nan, math.nan, int(logs.size))
-        mean, sd = float(logs.mean()), float(logs.std(ddof=1))
-        half = float(scipy_stats.t.ppf(1 - level / 2, logs.size - 1)) * sd / math.sqrt(logs.size)
-        return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size))
+        mean, se = float(logs.mean()), float(logs.std(ddof=1)) / math.sqrt(logs.size)
+        half = float(scipy_stats.t.ppf(1 - level / 2, logs.size - 1)) * se
+        return cls(math.exp(mean), math.exp(mean - half), math.exp(mean + half), int(logs.size), se)
+
+    def equivalence_interval(self, alpha):
+        """The (1 - 2 alpha) t interval of the ratio: inside 1 ± limit, two one-sided tests at
+        `alpha` show the ratio within the limit (nan where it cannot be told)."""
+        if self.units < MIN_UNITS or not math.isfinite(self.se):
+            return math.nan, math.nan
+        half = float(scipy_stats.t.ppf(1 - alpha, self.units - 1)) * self.se
+        return self.ratio * math.exp(-half), self.ratio * math.exp(half)
+
+    def within(self, limit, alpha):
+        """Whether an equivalence test at `alpha` shows the ratio inside 1 ± limit (on the log scale)."""
+        low, high = self.equivalence_interval(alpha)
+        return math.isfinite(low) and max(abs(math.log(low)), abs(math.log(high))) <= math.log1p(limit)
 
     def beyond(self, limit):
         """Whether the whole interval lies beyond 1 +- limit (on the log scale)."""
@@ -59,6 +75,7 @@ class Check:
     bias: Estimate       # together / alone
     tolerance: float     # the bias allowed: a quarter of the threshold
     pairs_alone: int     # back-to-back pairs it rests on
+    alpha: float = 0.05  # the run's alpha: the level of the equivalence test that shows the design harmless
 
     @property
     def judged(self):
@@ -71,13 +88,24 @@ class Check:
         return self.judged and (self.bias.beyond(self.tolerance) or self.base.beyond(SIDE_LIMIT)
                                 or self.new.beyond(SIDE_LIMIT))
 
+    @property
+    def shown(self):
+        """The sentinel's proof that the design leaves what it measures as it is alone: equivalence
+        tests at the run's alpha put the bias inside ±tolerance and each side's cost inside
+        ±SIDE_LIMIT. Only then do the pairs under the design give the verdict."""
+        return (self.judged and not self.flagged and self.bias.within(self.tolerance, self.alpha)
+                and self.base.within(SIDE_LIMIT, self.alpha) and self.new.within(SIDE_LIMIT, self.alpha))
+
     def shown_harmless(self, threshold):
-        """What auto's pilot asks before it uses the design: the bias shown within the threshold
-        (its 99 % interval inside ±threshold) and each side's cost within half of SIDE_LIMIT."""
-        bound = math.log1p(threshold)
-        return (self.judged and not self.flagged and abs(math.log(self.bias.low)) <= bound
-                and abs(math.log(self.bias.high)) <= bound
-                and all(abs(math.log(e.ratio)) <= math.log1p(SIDE_LIMIT / 2) for e in (self.base, self.new)))
+        """What auto's pilot asks before it tries the design: the bias within the threshold and each
+        side's cost within half of SIDE_LIMIT, all by their 99 % intervals, not their points. Each
+        interval is two one-sided tests at 0.005; the pilot looks at most MAX_ROUNDS - MIN_ROUNDS + 1
+        = 9 times, so its optional stopping accepts a harmful design with at most 9 x 0.005 = 4.5 %."""
+        def inside(e, limit):
+            return max(abs(math.log(e.low)), abs(math.log(e.high))) <= math.log1p(limit)
+
+        return (self.judged and not self.flagged and inside(self.bias, threshold)
+                and inside(self.base, SIDE_LIMIT / 2) and inside(self.new, SIDE_LIMIT / 2))
 
     def to_dict(self):
         return {**asdict(self), "flagged": self.flagged}
@@ -92,8 +120,9 @@ def _median(values):
     return float(np.median(values)) if len(values) else math.nan
 
 
-def check(invocations, design, threshold):
-    """The Check over the invocations (or pilot rounds) that hold pairs of both kinds."""
+def check(invocations, design, threshold, alpha=0.05):
+    """The Check over the invocations (or pilot rounds) that hold pairs of both kinds, its
+    equivalence tests at `alpha`."""
     from analysis.ab import observations
 
     base, new, together, alone, pairs_alone = [], [], [], [], 0
@@ -113,7 +142,7 @@ def check(invocations, design, threshold):
         pairs_alone += int(found[0].size)
     bias = np.subtract(together, alone)
     return Check(design, Estimate.of_logs(base, LEVEL), Estimate.of_logs(new, LEVEL), Estimate.of_logs(together),
-                 Estimate.of_logs(alone), Estimate.of_logs(bias, LEVEL), threshold / 4, pairs_alone)
+                 Estimate.of_logs(alone), Estimate.of_logs(bias, LEVEL), threshold / 4, pairs_alone, alpha)
 
 
 def _ratio(e):
@@ -147,7 +176,29 @@ def render(c):
              f"  new / base: under the design {_change(c.together)}; back to back {_change(c.alone)}"]
     if c.flagged:
         lines.append(f"  flagged: {reason(c)}; the verdict comes from the back-to-back pairs only")
+        return lines
+    if c.shown:
+        lines.append(f"  shown harmless: {_moved(c)}, inside ±{100 * c.tolerance:.2g} %, and each side's cost within "
+                     f"±{100 * SIDE_LIMIT:g} % of alone; the verdict comes from the pairs under the design")
     else:
-        lines.append(f"  no bias beyond ±{100 * c.tolerance:.2g} % shown (the design's ratio / back to back: "
-                     f"{_change(c.bias, 99)}); the verdict comes from the pairs under the design")
+        lines.append(f"  {unshown(c)}; the verdict comes from the back-to-back pairs")
     return lines
+
+
+def unshown(c, base="base", new="new"):
+    """Why a design that is not flagged is not shown harmless either, in one clause."""
+    if not c.judged:
+        return f"not shown harmless: fewer than {MIN_UNITS} invocations held back-to-back pairs too"
+    if not c.bias.within(c.tolerance, c.alpha):
+        return f"not shown harmless: {_moved(c)}, not inside ±{100 * c.tolerance:.2g} %"
+    name, side = max(((base, c.base), (new, c.new)), key=lambda s: abs(math.log(s[1].ratio)))
+    low, high = side.equivalence_interval(c.alpha)
+    return (f"not shown harmless: {name}'s cost under the design {side.ratio:.3f}x of alone "
+            f"({100 * (1 - 2 * c.alpha):g} % CI {low:.3f} … {high:.3f}), not inside ±{100 * SIDE_LIMIT:g} %")
+
+
+def _moved(c):
+    """The bias and its equivalence interval, as the output says them."""
+    low, high = c.bias.equivalence_interval(c.alpha)
+    return (f"the design's ratio / back to back {100 * (c.bias.ratio - 1):+.1f} % ({100 * (1 - 2 * c.alpha):g} % CI "
+            f"{100 * (low - 1):+.1f} … {100 * (high - 1):+.1f} %)")

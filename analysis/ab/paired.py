@@ -116,10 +116,10 @@ class PairedRun(AbRecord):
 
     @property
     def waits(self):
-        """A command spends most of its wall time waiting (CPU time under pilot.BUSY of it alone)."""
-        from analysis.ab.pilot import BUSY
+        """A command spends most of its wall time waiting (CPU time under pilot.WAITS of it alone)."""
+        from analysis.ab.pilot import WAITS
 
-        return self.cpu_share < BUSY   # False where not timed (nan)
+        return self.cpu_share < WAITS   # False where not timed (nan)
 
     def order_within(self, rerun):
         """None: cmdrun draws the pairs' order in each run from the invocation's seed (invocation_seed)."""
@@ -369,10 +369,10 @@ def measure(run, outdir, columns, options, out=sys.stderr):
         from analysis.ab import observations  # scipy: imported beside the first invocation
 
         found = tables(outdir, run)
-        if sentinel.watch(run, found, options.threshold, out):
-            write(run, outdir)   # flagged under --until-decided: the next invocations run as blocks
+        if sentinel.watch(run, found, options.threshold, options.alpha, out):
+            write(run, outdir)   # their say ended under --until-decided: the next invocations run as blocks
         run.save(outdir)
-        alone = bool(run.flagged)   # the co-located pairs give no verdict: the back-to-back ones do
+        alone = not sentinel.pairs_under_design_count(run)   # then the back-to-back pairs give the verdict
         return (observations.compare(found, run.rundefinitions, columns, options.alpha, options.threshold, alone),
                 lambda: observations.log_series(found, run.rundefinitions, columns, alone))
 
@@ -394,15 +394,15 @@ def side_figures(found, outdir, which, commands, run):
                                      "exec-walltime" if "exec-walltime" in designs.get(run.design).columns else "exec-cputime")
         if f is None:
             raise PairedError(failures.explain(found, command, outdir).line())
-        f.uncompared, f.uncompared_why = uncompared(invocations, which, bool(run.flagged))
+        f.uncompared, f.uncompared_why = uncompared(invocations, which, not sentinel.pairs_under_design_count(run))
         out.append(f)
     return out
 
 
 def uncompared(invocations, side, alone):
     """(executions of `side` the rows leave out, why): a co-located design's sentinel pairs, timed
-    back to back ("sentinel"), or, once the sentinel flagged the design (`alone`), the pairs timed
-    together ("together"); (0, "") under blocks."""
+    back to back ("sentinel"), or, where the sentinel has not shown the design harmless (`alone`),
+    the pairs timed together ("together"); (0, "") under blocks."""
     from analysis.ab.observations import chosen_pairs
 
     left = 0

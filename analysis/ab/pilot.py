@@ -25,6 +25,8 @@ from analysis.ab import colocation, designs
 
 SHORT_PAIR = 0.1       # s: a pair this short is timed five more times
 BUSY = 0.5             # a side whose CPU time is under this share of its wall time waits: blocks
+WAITS = 0.2            # under this share it mostly waits: wall time alone is compared (a compute command
+                       # on an oversubscribed host read 0.4-0.5, and lost its CPU-time row at BUSY)
 THREADS = 1.1          # a side whose CPU time is above this share of its wall time runs threads
 ROUND_SECONDS = 0.25   # pairs per pilot round: about this long, at least ROUND_PAIRS
 ROUND_PAIRS = 4        # two couples: one interleaved, one back to back (--sentinel 2)
@@ -147,7 +149,7 @@ class Choice:
 def checked(choice, rundefinition, options, threshold):
     """A co-located design asked for by name, piloted as auto's is: where the pilot flags it (it
     changes what a side costs), blocks runs instead, and the first line says why; a pilot that
-    only could not show it harmless keeps it, watched by the sentinel."""
+    only could not show it harmless keeps it, and its pairs count once the sentinel shows it."""
     check = colocation_pilot(rundefinition, options, choice.alone, threshold, choice.design)
     if not check.flagged:
         return Choice(choice.design, choice.alone, check)
@@ -191,5 +193,5 @@ def choose(rundefinition, options, columns, threshold, recorded=None):
         f"both commands keep one core busy, and in a pilot of {check.bias.units} rounds interleaving left each "
         f"side's cost as it is alone within ±{100 * colocation.SIDE_LIMIT / 2:g} % (base {check.base.ratio:.3f}x, new "
         f"{check.new.ratio:.3f}x) and moved their ratio by {100 * (check.bias.ratio - 1):+.1f} % (CI "
-        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %, 99 %); a sentinel of back-to-back "
-        f"pairs checks every invocation{pin}"))
+        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %, 99 %); its pairs give the verdict once a "
+        f"sentinel of back-to-back pairs in every invocation shows it harmless{pin}"))

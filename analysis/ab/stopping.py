@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.ab import sentinel
-
 
 def measure_loop(run, outdir, pending, observe, options, out=sys.stderr):
     """The paired designs' loop: run what is planned, compare, look (--until-decided), plan one more
@@ -42,11 +40,6 @@ def _stop(run, result, looks, alpha, threshold):
         undecided = [r.row for r in looks if not r.decision.decided]
         slower = [r.row for r in looks if r.decision.decided and r.decision.verdict == "slower"]
         nearest = _nearest_decision(run, looks, alpha, threshold)
-        if run.design in sentinel.CO_LOCATED and run.reruns < sentinel.SENTINEL_INVOCATIONS and not sentinel.piloted_harmless(run):
-            run.checks.append({"reruns": run.reruns, "undecided": undecided,
-                               "why": f"the sentinel judges the {run.design} design from {sentinel.SENTINEL_INVOCATIONS} "
-                                      "invocations on, before a verdict is given from its pairs"})
-            return _out_of_room(run)
         run.checks.append({"reruns": run.reruns, "undecided": undecided, "nearest_decision": nearest,
                            "why": f"undecided: {', '.join(undecided)}{_forecast(run, nearest)}"})
         if not undecided:

@@ -203,7 +203,7 @@ class ABStep:
         """The design of the next step. Under auto, the first step measured (BAD's) pilots it for
         the whole bisect: every step runs the same program, a few commits apart, and a pilot costs
         about 4 s a step. A co-located design taken over is judged by the sentinel in each step
-        instead, so such a step gives no verdict before sentinel.SENTINEL_INVOCATIONS."""
+        instead: its pairs count only once the sentinel shows it harmless (analysis.ab.sentinel)."""
         from analysis.ab import designs
 
         first = next((s for s in self.record.steps if (s.get("detail") or {}).get("design")), None)

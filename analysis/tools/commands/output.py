@@ -14,7 +14,7 @@ from analysis.core import fmt
 
 UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
 UNCOMPARED = {"sentinel": "back to back for the sentinel's check",   # Figures.uncompared_why
-              "together": "timed together, which the sentinel found to change the cost"}
+              "together": "timed together, which the sentinel did not show harmless"}
 
 
 def unit_for(seconds):

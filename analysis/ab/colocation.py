@@ -16,6 +16,7 @@ import numpy as np
 from analysis.core.deferred import scipy_stats
 
 from analysis.tools.commands import executions
+from analysis.ab import designs
 
 COLUMN = "exec-cputime"   # the only column both co-located designs compare
 SIDE_LIMIT = 0.10         # a side whose cost changes more than this under the design is flagged
@@ -153,12 +154,9 @@ def _change(e, level=95):
     return f"{100 * (e.ratio - 1):+.1f} % ({level} % CI {100 * (e.low - 1):+.1f} … {100 * (e.high - 1):+.1f} %)"
 
 
-DOING = {"interleaved": "interleaving", "duet": "running them at once"}
-
-
 def reason(c, base="base", new="new"):
     """Why a flagged design does not give the verdict, in one clause."""
-    doing = DOING.get(c.design, c.design)
+    doing = designs.get(c.design).doing or c.design
     worst = max(((base, c.base), (new, c.new)), key=lambda s: abs(math.log(s[1].ratio)))
     if worst[1].beyond(SIDE_LIMIT):
         return (f"{doing} made {worst[0]} {worst[1].ratio:.2f}x as expensive as alone (99 % CI {worst[1].low:.2f} … "

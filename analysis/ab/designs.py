@@ -28,8 +28,11 @@ class Design(Protocol):
     cpus: int                     # CPUs this process must be allowed
     others_matter: bool           # work on CPUs its runs do not use disturbs its answer (measured: benchmarks/)
     quotes_machine_aa: bool       # its A/A ratio here lies off 1 by the machine's cores: quoted beside its rows
+    doing: str                    # what a co-located design does, as a clause's subject ("interleaving")
 
     def plan(self, record, rerun: int) -> list: ...
+
+    def how(self, run, verbose: bool) -> str: ...   # how a paired run held the two sides, in words
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Separate:
     cpus: int = 1
     others_matter: bool = True
     quotes_machine_aa: bool = False
+    doing: str = ""
 
     def plan(self, record, rerun):
         if record.chunks <= 1:
@@ -55,6 +59,9 @@ class Separate:
                      condition=SIDES[i], chunk=chunk, benchexec_args=["--results-per-taskset"])
                 for chunk in range(1, record.chunks + 1)
                 for i in orders.couple_order(len(SIDES), record.seed, chunk, rerun)]   # merged one to one
+
+    def how(self, run, verbose):
+        return "an invocation a side, in orders opposite in every other rerun"
 
 
 @dataclass(frozen=True)
@@ -73,10 +80,19 @@ class Blocks:
     # interleaved's): benchmarks/README.md, "A busy runner"; so such invocations are kept
     others_matter: bool = False
     quotes_machine_aa: bool = False
+    doing: str = ""
 
     def plan(self, record, rerun):
         return [Step(load=record.background, rerun=rerun, name=f"rerun{rerun}", condition=record.condition,
                      order=record.order_within(rerun))]
+
+    def how(self, run, verbose):
+        cores = run.cores > 1
+        if not verbose:
+            return "back to back" + (f" on {run.cores} cores" if cores else "")
+        return (f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, "
+                "another per invocation" + (f", on {run.cores} cores: a command runs threads, and runs on the cores it "
+                                            "uses alone" if cores else ""))
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,13 @@ class Interleaved(Blocks):
     co_located: bool = True
     columns: Optional[tuple] = ("exec-cputime",)
     cmdrun_option: Optional[str] = "--interleave"
+    doing: str = "interleaving"
+
+    def how(self, run, verbose):
+        if not verbose:
+            return "both sides at once on one core"
+        return ("both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side first in half "
+                "the pairs; their CPU times compared")
 
 
 @dataclass(frozen=True)
@@ -102,6 +125,10 @@ class Duet(Blocks):
     cpus: int = 2
     others_matter: bool = True    # not measured beside other work: set aside as before
     quotes_machine_aa: bool = True   # two cores are never quite alike: its A/A recorded (paired_summary.duet_note)
+    doing: str = "running them at once"
+
+    def how(self, run, verbose):
+        return "both sides at once on two cores" + (", swapped every other pair" if verbose else "")
 
 
 ALL = (Separate(), Blocks(), Interleaved(), Duet())

@@ -14,18 +14,11 @@ from analysis.sweep.model import now
 def summary(run, verbose=True):
     """One line: the design that ran (verbose: and why its verdict holds), and why it stopped."""
     b = run.batch
+    how = designs.get(run.design).how(run, verbose)
     if not verbose:
-        how = {"duet": "both sides at once on two cores", "interleaved": "both sides at once on one core"}.get(
-            run.design, "back to back" + (f" on {run.cores} cores" if run.cores > 1 else ""))
         chosen = " (auto)" if run.design_why.startswith("auto: ") else f" ({run.design_why})" if run.design_why else ""
         return (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of "
                 f"{b.pairs_per_run} pair(s), {how}" + run.ending())
-    how = {"duet": "both sides at once on two cores, swapped every other pair",
-           "interleaved": "both sides at once on one core, handed to each in turn for 1.2 to 2.2 ms, each side "
-                          "first in half the pairs; their CPU times compared"}.get(run.design) or (
-        f"the two back to back, each side first in half the pairs, in an order drawn from seed {run.seed}, another "
-        "per invocation" + (f", on {run.cores} cores: a command runs threads, and runs on the cores it uses alone"
-                            if run.cores > 1 else ""))
     chosen = f" ({run.design_why})" if run.design_why else ""
     text = (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of {b.pairs_per_run} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "

@@ -10,7 +10,7 @@ as blocks.
 
 import sys
 
-from analysis.ab.designs import CO_LOCATED  # noqa: F401 (the designs the sentinel watches)
+from analysis.ab import designs
 SENTINEL = 8              # under interleaved and duet, one couple of pairs in every SENTINEL runs back to back
 SENTINEL_INVOCATIONS = 5  # --until-decided: a co-located design not shown harmless by then goes on as blocks
 
@@ -23,9 +23,10 @@ def watch(run, found, threshold, alpha, out=sys.stderr):
     from analysis.tools.commands import executions
     from analysis.ab import colocation
 
-    if run.design not in CO_LOCATED and not run.switched:
+    co_located = designs.get(run.design).co_located
+    if not co_located and not run.switched:
         return False
-    design = run.design if run.design in CO_LOCATED else run.colocation.get("design", "interleaved")
+    design = run.design if co_located else run.colocation["design"]
     checks = {name: colocation.check(executions.of_tables(found, name), design, threshold, alpha)
               for name in run.rundefinitions}
     run.colocation = {"design": design, "checks": {name: c.to_dict() for name, c in checks.items()}}
@@ -75,7 +76,7 @@ def pairs_under_design_count(run):
 
     if run.flagged:
         return False
-    if run.design not in CO_LOCATED:
+    if not designs.get(run.design).co_located:
         return True
     checks = (run.colocation.get("checks") or {}).values()
     return bool(checks) and all(colocation.Check.from_dict(c).shown for c in checks)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis.core import paths
 from analysis.sweep import runner, steps_loop
-from analysis.ab import designs, layout, merged, paired, report, separate, task_chunks, verdict
+from analysis.ab import designs, layout, merged, report, separate, task_chunks, verdict
 from analysis.ab.record import AbPlan
 from analysis.ab import runner as ab_runner
 from analysis.ab.separate import ABError
@@ -84,18 +84,6 @@ def _interrupted(e, outdir):
     return e.continuing(ab_runner.resume_command(outdir))
 
 
-def _measure_separate(run, outdir, columns, options):
-    result = separate.measure(run, outdir, columns, options)
-    return result, separate.sequential_verdicts(run, outdir, result.rows, columns, options)
-
-
-def _measure_blocks(run, outdir, columns, options):
-    from analysis.ab import stopping
-
-    result, looks = merged.measure(run, outdir, columns, options)
-    return result, stopping.sequential_report(run, result, looks, options, outdir)
-
-
 def _run(run, outdir, options, note):
     """Measure two definitions under the run's design (separate: an invocation a side; blocks: both
     merged into every invocation) and print compare's table, the design's line and the verdict."""
@@ -116,14 +104,10 @@ def _measure_and_print(run, outdir, options, note):
           file=sys.stderr, flush=True)
     columns = tuple(options.columns or compare_mod.DEFAULT_COLUMNS)
     try:
-        result, sequential = (_measure_separate if one_side else _measure_blocks)(run, outdir, columns, options)
+        result, sequential = run.measure(outdir, columns, options, sys.stderr)
     except runner.Interrupted as e:
         raise _interrupted(e, outdir) from None
-
-    def summary(run, verbose=True):
-        return separate.summary(run, verbose) if one_side else merged.summary(run, verbose, outdir)
-
-    outside = separate.busy(run) if one_side else paired.busy(run, outdir)   # too much outside work: no verdict
+    outside = run.busy_from_outside(outdir)   # too much outside work: no verdict
     several = len({r.input for r in result.rows}) > 1   # task sets: a row each, named with its input
     judged = verdict.judge([verdict.Gated(f"{r.rundefinition} / {r.input}" if several else r.rundefinition, r.column,
                                           r.verdict, r.ratio, r.ci_low, r.ci_high, bool(run.until_decided))
@@ -136,11 +120,11 @@ def _measure_and_print(run, outdir, options, note):
                 "comparison": [report.comparison_entry(r, names, names, outdir, run) for r in result.rows],
                 "regression": judged.exit_code == 1, "design_changes_measure": [],
                 "busy_from_outside": [outside] if outside else [], "not_compared": result.not_compared,
-                "ab": [report.run_entry(run, outdir, summary(run), method, sequential)]}
+                "ab": [report.run_entry(run, outdir, run.described(outdir), method, sequential)]}
         print(json.dumps(data, indent=2, default=str))
         return judged.exit_code
     table = compare_mod.render(result, options.format, options.alpha, options.threshold, method=options.verbose)
-    pair = layout.PairText(table, summary(run, verbose=options.verbose), sequential.text,
+    pair = layout.PairText(table, run.described(outdir, verbose=options.verbose), sequential.text,
                            warning=separate.machines_warning(outdir) if one_side else "")
     print(layout.compose([pair], judged.line))
     return judged.exit_code

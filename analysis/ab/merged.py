@@ -127,6 +127,25 @@ class BlocksRun(AbRecord):
                     for side in (first if c % 2 else first[::-1])]
         return [self.rundefinitions[i] for i in orders.couple_order(len(self.rundefinitions), self.seed, rerun)]
 
+    # what `timekit ab BASE.xml NEW.xml` asks of its record, as of a pair's (analysis.ab.record.Run)
+    def measure(self, directory, columns, options, out):
+        from analysis.ab import stopping
+
+        result, looks = measure(self, directory, columns, options, out=out)
+        return result, stopping.sequential_report(self, result, looks, options, directory)
+
+    def busy_from_outside(self, directory):
+        from analysis.ab import paired
+
+        return paired.busy(self, directory)
+
+    def design_changed(self):
+        return ""
+
+    def described(self, directory, verbose=True):
+        """The design that ran, in a line (verbose: how it cancels the drift), and why it stopped."""
+        return summary(self, verbose, directory)
+
 
 def experiment(outdir, names):
     outdir = Path(outdir)

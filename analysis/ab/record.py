@@ -122,10 +122,9 @@ class Sides(NamedTuple):
     warning: str     # a warning about the machines the sides ran on ('' for none)
 
 
-class Run(Protocol):
-    """What `timekit ab` on shell commands asks of a pair's record, whatever its kind (separate.ABRun,
-    paired.PairedRun): the report, the api and the gate call these, never the kind. A new kind of
-    run is one class with these methods."""
+class Measured(Protocol):
+    """What every A/B record is asked, whatever its kind: the report, the api and the gate call
+    these, never the kind."""
 
     design: str
     reruns: int
@@ -140,6 +139,11 @@ class Run(Protocol):
     def design_changed(self) -> str:
         """Why the design changed what it measures ('' where it did not)."""
 
+
+class Run(Measured, Protocol):
+    """A pair of shell commands' record (separate.ABRun, paired.PairedRun). A new kind of run is
+    one class with these methods."""
+
     def sides(self, directory, pair, commands, rows, run_options) -> Sides:
         """The figures of each side and the design's lines; `commands`: (base's, new's) spec.Commands."""
 
@@ -148,6 +152,14 @@ class Run(Protocol):
 
     def export(self, directory) -> dict:
         """The run's own fields of the JSON's `ab` entry."""
+
+
+class DefinitionsRun(Measured, Protocol):
+    """Two benchmark definitions' record (separate.ABRun, merged.BlocksRun): analysis.ab.definitions
+    calls these, never the kind."""
+
+    def described(self, directory, verbose=True) -> str:
+        """The design that ran, in a line (verbose: how it cancels the drift), and why it stopped."""
 
 
 _CORES = re.compile(rb'<column title="cpuCores" value="([0-9,\s-]+)"')

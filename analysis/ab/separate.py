@@ -75,6 +75,10 @@ class ABRun(AbRecord):
     def export(self, directory):
         return {}
 
+    def described(self, directory, verbose=True):
+        """The design that ran, in a line (verbose: how its orders cancel the drift), and why it stopped."""
+        return summary(self, verbose)
+
 
 def rundefinitions(path):
     """Names of the run definitions of a benchmark definition (each must have one)."""

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from analysis.ab import paired, separate
-from analysis.ab.record import AbPlan, Run
+from analysis.ab import merged, paired, separate
+from analysis.ab.record import AbPlan, DefinitionsRun, Run
 from analysis.tools.options import AbOptions
 from tests.helpers import REPO
 
@@ -21,6 +21,16 @@ def test_each_kind_of_run_has_every_method_of_the_protocol_with_its_parameters(k
     assert set(METHODS) == {"measure", "busy_from_outside", "design_changed", "sides", "batched", "export"}
     for name in METHODS:
         assert list(inspect.signature(getattr(kind, name)).parameters) == list(inspect.signature(getattr(Run, name)).parameters)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("kind", [separate.ABRun, merged.BlocksRun])
+def test_each_kind_of_run_of_two_definitions_has_every_method_of_its_protocol(kind):
+    methods = [name for name, _ in inspect.getmembers(DefinitionsRun, inspect.isfunction) if not name.startswith("_")]
+    assert set(methods) == {"measure", "busy_from_outside", "design_changed", "described"}
+    for name in methods:
+        assert list(inspect.signature(getattr(kind, name)).parameters) == \
+            list(inspect.signature(getattr(DefinitionsRun, name)).parameters)
 
 
 @pytest.mark.unit

@@ -371,7 +371,8 @@ def table(record):
         against_median = (f" ({100 * sum(r['covers_median'] for r in robust) / len(robust):.0f} % of {len(robust)} "
                           "against the robust truth)") if robust else ""
         shares = [r["truth_width_share"] for r in mine if r.get("truth_width_share") is not None]
-        share = f", the truth's CI {statistics.median(shares):.2f} of its width (median)" if shares else ""
+        share = (f", the truth's CI {statistics.median(shares):.2f} of its width (median; at most 0.25 in "
+                 f"{sum(x <= 0.25 for x in shares)} of {len(shares)})") if shares else ""
         lines.append(f"{design}: {len(mine)} pairs, coverage {coverage} (of {len(judged)} with a CI){against_median}; consistent with the "
                      f"truth, both intervals counted, in {fits}; its CI meets the truth's in {agree}; "
                      f"wrong-sign verdicts {wrong} ({sure} against the truth's whole CI), errors {errors}, "

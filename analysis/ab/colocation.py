@@ -102,11 +102,9 @@ class Check:
         side's cost within half of SIDE_LIMIT, all by their 99 % intervals, not their points. Each
         interval is two one-sided tests at 0.005; the pilot looks at most MAX_ROUNDS - MIN_ROUNDS + 1
         = 9 times, so its optional stopping accepts a harmful design with at most 9 x 0.005 = 4.5 %."""
-        def inside(e, limit):
-            return max(abs(math.log(e.low)), abs(math.log(e.high))) <= math.log1p(limit)
-
-        return (self.judged and not self.flagged and inside(self.bias, threshold)
-                and inside(self.base, SIDE_LIMIT / 2) and inside(self.new, SIDE_LIMIT / 2))
+        alpha = LEVEL / 2
+        return (self.judged and not self.flagged and self.bias.within(threshold, alpha)
+                and self.base.within(SIDE_LIMIT / 2, alpha) and self.new.within(SIDE_LIMIT / 2, alpha))
 
     def to_dict(self):
         return {**asdict(self), "flagged": self.flagged}

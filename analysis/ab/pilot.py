@@ -25,8 +25,8 @@ from analysis.ab import colocation, designs
 
 SHORT_PAIR = 0.1       # s: a pair this short is timed five more times
 BUSY = 0.5             # a side whose CPU time is under this share of its wall time waits: blocks
-WAITS = 0.2            # under this share it mostly waits: wall time alone is compared (a compute command
-                       # on an oversubscribed host read 0.4-0.5, and lost its CPU-time row at BUSY)
+WAITS = 0.2            # under this share it mostly waits: wall time alone is compared (a 20 ms compute loop
+                       # beside three busy loops on two CPUs read 0.51-0.83: near BUSY, far above this)
 THREADS = 1.1          # a side whose CPU time is above this share of its wall time runs threads
 ROUND_SECONDS = 0.25   # pairs per pilot round: about this long, at least ROUND_PAIRS
 ROUND_PAIRS = 4        # two couples: one interleaved, one back to back (--sentinel 2)

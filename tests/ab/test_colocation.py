@@ -154,9 +154,11 @@ def test_a_compute_pair_interleaved_by_name_is_piloted_and_watched_by_its_sentin
     data = json.loads(output[output.index("{"):])
     ab = data["ab"][0]
     assert code == 1, output[-3000:]
-    assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS and not ab["pilot"]["flagged"]   # a pure compute pair
+    assert ab["pilot"]["bias"]["units"] >= pilot.MIN_ROUNDS, ab["pilot"]
+    assert not ab["pilot"]["flagged"], ab["pilot"]   # a pure compute pair
     check = ab["colocation"]["checks"]["command"]
-    assert check["bias"]["units"] >= 3 and not check["flagged"] and check["pairs_alone"] >= 10
+    assert check["bias"]["units"] >= 3 and check["pairs_alone"] >= 10, check
+    assert not check["flagged"], check
     # its pairs count only where the sentinel showed interleaving harmless; else the back-to-back
     # pairs gave the verdict, and from the fifth invocation on, blocks (which a noisy host needs)
     shown = colocation.Check.from_dict(check).shown

@@ -12,8 +12,7 @@ design's choice kept from the first try on), and its time is split into:
 - looks and report: everything after the invocations (the analysis of every look, the last table).
 
 Beside them, the noise that sets how many invocations a decision needs: the SD of one pair's
-ln(B/A) of CPU time (robust: the interquartile range / 1.35) and of one counted invocation's log
-ratio; M says from which invocation the rows counted where the invocations grew (analysis.ab.sizing).
+ln(B/A) of CPU time (robust: the interquartile range / 1.35) and of one invocation's log ratio.
 
     python benchmarks/ab_time.py                          # 20 ms, +2 %, threshold 1 %, 5 tries
     python benchmarks/ab_time.py --ms 20 --change 2 --threshold 0.01 --tries 5
@@ -80,12 +79,6 @@ def invocations(out):
     return found
 
 
-def counted_from(out):
-    """The first invocation the rows counted (analysis.ab.sizing: 1 unless the invocations grew)."""
-    record = json.loads((out / "commands.json").read_text())
-    return json.loads((out / record["pairs"][0]["directory"] / "paired.json").read_text()).get("counted_from", 1)
-
-
 def spreads(out):
     """(SD of one pair's ln(B/A), robust: IQR / 1.35; SD of one invocation's log ratio) of the CPU
     time in `out`, in percent: the noise that sets how many invocations a decision needs."""
@@ -118,10 +111,8 @@ def one_try(a, b, threshold, k):
            "benchexec": sum(s - r for s, r in steps), "design": data["ab"][0]["design"], "load": loadavg()}
     row["looks_and_report"] = total - first - sum(s for s, _ in steps)
     row["pair_sd"], row["invocation_sd"] = spreads(out)
-    row["counted_from"] = counted_from(out)
     log(f"try {k}: hyperfine {h_seconds:.1f} s; ab {total:.1f} s ({row['verdict']} {row['change']:+.2f} %, exit {code}, "
-        f"M = {len(steps)}, counted from {row['counted_from']}): start {first:.1f}, measurement {row['measurement']:.1f}, "
-        f"BenchExec {row['benchexec']:.1f}, "
+        f"M = {len(steps)}): start {first:.1f}, measurement {row['measurement']:.1f}, BenchExec {row['benchexec']:.1f}, "
         f"looks and report {row['looks_and_report']:.1f}; a pair's log ratio SD {row['pair_sd']:.1f} %, an "
         f"invocation's {row['invocation_sd']:.2f} %")
     return row
@@ -134,7 +125,7 @@ def table(record):
     for r in record["rows"]:
         lines.append(f"| {r['try']} | {r['hyperfine_seconds']:.1f} | {r['ab_seconds']:.1f} | "
                      f"{r['ab_seconds'] / r['hyperfine_seconds']:.1f}x | {r['verdict']} {r['change']:+.2f} % | {r['exit']} | "
-                     f"{_m(r)} | {r['start']:.1f} | {r['measurement']:.1f} | {r['benchexec']:.1f} | "
+                     f"{r['invocations']} | {r['start']:.1f} | {r['measurement']:.1f} | {r['benchexec']:.1f} | "
                      f"{r['looks_and_report']:.1f} | {r.get('pair_sd', math.nan):.1f} | {r.get('invocation_sd', math.nan):.2f} |")
     rows = record["rows"]
     med = {key: statistics.median(r[key] for r in rows) for key in ("hyperfine_seconds", "ab_seconds", "start",
@@ -143,12 +134,6 @@ def table(record):
                  f"{med['ab_seconds'] / med['hyperfine_seconds']:.1f}x | | | | {med['start']:.1f} | {med['measurement']:.1f} | "
                  f"{med['benchexec']:.1f} | {med['looks_and_report']:.1f} | | |")
     return "\n".join(lines)
-
-
-def _m(row):
-    """M, and from which invocation the rows counted where the invocations grew (analysis.ab.sizing)."""
-    first = row.get("counted_from", 1)
-    return f"{row['invocations']} (from {first})" if first > 1 else f"{row['invocations']}"
 
 
 def main(argv=None):

@@ -76,7 +76,6 @@ class Batch:
     pairs_per_run: int = 1           # K, cmdrun's --repeat
     runs: int = 1                    # BenchExec runs per invocation
     why: str = ""
-    fixed: bool = False              # sized by --runs or --repeat: the kit leaves it as given
 
     @property
     def pairs(self):
@@ -134,21 +133,6 @@ class PairedRun(AbRecord):
     def busy_from_outside(self, directory):
         return busy(self, directory)
 
-    def resize(self, outdir, looks, out):
-        from analysis.ab import sizing
-        from analysis.tools.plan.ab_looks import seconds_spent
-
-        runs = sizing.grown_runs(self)
-        if runs is None:
-            return False
-        print(sizing.grow(self, looks, runs, out), file=out, flush=True)
-        if self.budget is not None:   # M_max: what the rest of the budget holds at the new size
-            self.max_reruns = max(self.reruns, min(self.max_reruns, self.counted_from - 1 + invocations_in(
-                self, self.budget - seconds_spent(self))))
-        definition.write_tasks(outdir, self.options)
-        self.save(outdir)
-        return True
-
     def design_changed(self):
         return sentinel.undecided_by_design(self)
 
@@ -170,7 +154,7 @@ class PairedRun(AbRecord):
 
     def export(self, directory):
         return {"cores": self.cores, "pilot": self.pilot, "colocation": self.colocation, "flagged": self.flagged,
-                "switched": self.switched, "counted_from": self.counted_from, "disturbed": sorted(loaded(directory, self).disturbed.names)}
+                "switched": self.switched, "disturbed": sorted(loaded(directory, self).disturbed.names)}
 
 
 def _experiment(outdir, names):
@@ -191,10 +175,9 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
     """K pairs per run and the runs per invocation: --repeat and --runs where given. Else an
     invocation holds INVOCATION_SECONDS of pairs (at least MIN_PAIRS), in runs of K pairs, K as
     large as it takes to keep BenchExec's RUN_COST under OVERHEAD of a run, but no larger than the
-    invocation. Short invocations first: a decision needs invocations (the t test's degrees of
-    freedom, and the ratio moves between invocations too), and on a quiet machine about a second
-    of pairs decides at the first look; where that look finds a decision far off, analysis.ab.sizing
-    lengthens the invocations that follow."""
+    invocation. Short invocations, not long ones: a decision needs invocations (the t test's
+    degrees of freedom, and the ratio moves between invocations too), so beyond about a second of
+    pairs an invocation buys less than the next one."""
     if not math.isfinite(pair_seconds) or pair_seconds <= 0:
         pair_seconds = math.nan
     wanted = MIN_PAIRS if math.isnan(pair_seconds) else max(MIN_PAIRS, math.ceil(INVOCATION_SECONDS / pair_seconds))
@@ -210,7 +193,7 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
     runs = given_runs or max(1, math.ceil(wanted / k))
     if not given_runs:
         why += f"; {runs} run(s) an invocation: {runs * k} pairs, at least {MIN_PAIRS} and {INVOCATION_SECONDS:g} s of them"
-    return Batch(pair_seconds, k, runs, why, fixed=bool(given_runs or given_repeat))
+    return Batch(pair_seconds, k, runs, why)
 
 
 def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
@@ -338,14 +321,12 @@ def loaded(outdir, run=None):
     from analysis.sweep.load import of_record
 
     run = run or PairedRun.load(outdir)
-    key = (str(Path(outdir).resolve()), run.counted_from,
-           tuple(f for s in run.steps if s.status == "done" for f in s.result_files))
+    key = (str(Path(outdir).resolve()), tuple(f for s in run.steps if s.status == "done" for f in s.result_files))
     if key not in _LOADED:
         if len(_LOADED) >= 8:  # one entry per pair (-L) and look; older looks are not asked for again
             _LOADED.clear()
-        found = of_record(Path(outdir), run, {"status", "category", "starttime", "walltime", "cputime"}, unit="invocation")
-        found.tables = [t for t in found.tables if found.conditions[t.path.name].rerun >= run.counted_from]
-        _LOADED[key] = found
+        _LOADED[key] = of_record(Path(outdir), run, {"status", "category", "starttime", "walltime", "cputime"},
+                                 unit="invocation")
     return _LOADED[key]
 
 

@@ -17,19 +17,13 @@ def summary(run, verbose=True):
     how = designs.get(run.design).how(run, verbose)
     if not verbose:
         chosen = " (auto)" if run.design_why.startswith("auto: ") else f" ({run.design_why})" if run.design_why else ""
-        return (f"design: {run.design}{chosen}: {run.reruns} invocations{_uncounted(run)}, each {b.runs} BenchExec run(s) of "
+        return (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of "
                 f"{b.pairs_per_run} pair(s), {how}" + run.ending())
     chosen = f" ({run.design_why})" if run.design_why else ""
-    text = (f"design: {run.design}{chosen}: {run.reruns} invocations{_uncounted(run)}, each {b.runs} BenchExec run(s) of {b.pairs_per_run} "
+    text = (f"design: {run.design}{chosen}: {run.reruns} invocations, each {b.runs} BenchExec run(s) of {b.pairs_per_run} "
             f"pair(s) of base and new ({how}); a pair's log ratio cancels what the machine did to both, and the t "
             f"interval over the invocations' median log ratios keeps the invocation as the unit. Batch: {b.why}")
     return text + run.ending()
-
-
-def _uncounted(run):
-    """The shorter invocations before the rows' first (analysis.ab.sizing), in words."""
-    first = run.counted_from
-    return f" (1-{first - 1} shorter, not counted)" if first > 1 else ""
 
 
 DUET_AA = "duet-aa.json"   # under results/: this machine's last duet of a command against itself

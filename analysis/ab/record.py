@@ -67,8 +67,6 @@ class AbRecord(StepsRecord):
     stopped: str = ""            # why no more invocations were added
     tasksets: list = field(default_factory=list)  # what runner.benchexec_command reads: all task sets
     skipped: dict = field(default_factory=dict)
-    counted_from: int = 1        # the first invocation the rows count (earlier ones were shorter: analysis.ab.sizing)
-    spent: float = 0.0           # alpha per row the looks before counted_from could have spent
 
     def plan(self, rerun):
         """Append the invocations of rerun `rerun`, as the record's design lays them out."""
@@ -90,11 +88,6 @@ class AbRecord(StepsRecord):
         self.save(outdir)
         print(f"  {why}: adding {'invocation' if designs.get(self.design).holds_both else 'rerun'} "
               f"{self.reruns}", file=out, flush=True)
-
-    def resize(self, outdir, looks, out):
-        """After a look that goes on: change the size of the invocations to come, planning what
-        follows (True), or leave the size as it is (False; analysis.ab.sizing for paired runs)."""
-        return False
 
     def ending(self):
         """What the design's line ends with: the invocations run again after being cut short, and why

@@ -29,8 +29,7 @@ def measure_loop(run, outdir, pending, observe, options, out=sys.stderr):
             run.stopped = stop
             run.save(outdir)
             return result, looks
-        if not run.resize(outdir, looks, out):
-            run.add_rerun(outdir, run.checks[-1]["why"], out)
+        run.add_rerun(outdir, run.checks[-1]["why"], out)
 
 
 def _stop(run, result, looks, alpha, threshold):
@@ -74,8 +73,9 @@ def _nearest_decision(run, looks, alpha, threshold):
     the most that every undecided row needs. None where that lies beyond
     paired_power.MAX_INVOCATIONS or cannot be told."""
     from analysis.tools.plan import paired_power
+    from analysis.tools.plan.ab_looks import seconds_spent
 
-    seconds = invocation_seconds(run)
+    seconds = seconds_spent(run) / max(1, run.reruns)
     advice = [paired_power.advice(r.sd, r.decision.ratio, r.decision.level or alpha / len(looks), threshold, seconds)
               for r in looks if not r.decision.decided and math.isfinite(r.sd) and r.sd > 0]
     slower = [a.invocations for a in advice if a.goal == "change" and a.change > 0 and a.invocations is not None]
@@ -84,13 +84,6 @@ def _nearest_decision(run, looks, alpha, threshold):
     if not advice or any(a.invocations is None for a in advice):
         return None
     return max(a.invocations for a in advice)
-
-
-def invocation_seconds(run):
-    """The mean wall time of a counted invocation so far (of any, before one was counted)."""
-    done = [s.seconds for s in run.steps if s.status == "done"]
-    counted = [s.seconds for s in run.steps if s.status == "done" and s.rerun >= run.counted_from]
-    return sum(counted or done) / max(1, len(counted or done))
 
 
 def _forecast(run, nearest):
@@ -114,15 +107,13 @@ class Look:
 
 
 def decide(series, run, alpha, threshold):
-    """[Look] per row: the paired sequential rule over its counted invocations' log ratios, alpha /
-    rows each, less what looks before them could have spent (analysis.ab.sizing)."""
+    """[Look] per row: the paired sequential rule over its invocations' log ratios, alpha / rows each."""
     from analysis.tools.plan import sequential
 
     series = [s for s in series if s[1].size >= 2]
     out = []
-    horizon = run.max_reruns - run.counted_from + 1
     for label, logs, sizes in series:
-        d = sequential.run_paired_sequence(logs, alpha / len(series) - run.spent, threshold, horizon, decide=_remembered)
+        d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns, decide=_remembered)
         out.append(Look(label, d, int(sum(sizes[:d.reruns])), float(np.std(logs[:d.reruns], ddof=1))))
     return out
 
@@ -152,10 +143,10 @@ def verdicts(run, looks, alpha, threshold):
         d = r.decision
         would = None
         if not d.decided and math.isfinite(r.sd):
-            would = paired_power.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold, invocation_seconds(run))
-        cost = seconds_spent(run, run.counted_from - 1 + d.reruns) / 60   # the uncounted invocations cost too
+            would = paired_power.advice(r.sd, d.ratio, d.level or alpha / len(looks), threshold,
+                                       seconds_spent(run) / max(1, run.reruns))
         out.append(RowVerdict(r.row, d.verdict if d.decided else "inconclusive", d.reruns, "one-sample t", d.p, d.level,
-                              d.ratio, d.rci_low, d.rci_high, cost, pairs=r.pairs or None,
+                              d.ratio, d.rci_low, d.rci_high, seconds_spent(run, d.reruns) / 60, pairs=r.pairs or None,
                               would_decide=would, confidence=d.confidence))
     return out
 

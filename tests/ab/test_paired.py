@@ -190,8 +190,7 @@ def test_the_progress_line_says_whether_a_decision_is_within_reach():
 
     from analysis.tools.plan import paired_power
 
-    run = SimpleNamespace(reruns=5, max_reruns=20, counted_from=1,
-                          steps=[SimpleNamespace(status="done", seconds=1.5, rerun=k) for k in range(1, 6)])
+    run = SimpleNamespace(reruns=5, max_reruns=20, steps=[SimpleNamespace(status="done", seconds=1.5, rerun=k) for k in range(1, 6)])
 
     def look(sd, ratio, decided=False):
         return stopping.Look("r", sequential.Decision("slower" if decided else "", decided, 5, 0.01, 0.004, ratio, 0.99, 1.05),

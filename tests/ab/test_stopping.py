@@ -67,7 +67,7 @@ def test_remembered_looks_decide_as_the_plain_sequence_also_after_an_invocation_
     from analysis.tools.plan import sequential
 
     rng = np.random.default_rng(7)
-    run = types.SimpleNamespace(max_reruns=40, counted_from=1, spent=0.0)
+    run = types.SimpleNamespace(max_reruns=40)
     logs = rng.normal(0.02, 0.03, 30)
     for m in range(3, 31):   # as the loop looks: one invocation more each time
         [look] = stopping.decide([("row", logs[:m], [10] * m)], run, 0.05, 0.01)

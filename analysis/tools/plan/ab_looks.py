@@ -104,9 +104,8 @@ def budget_left_for_a_pair(run, invocations=2):
     the mean time of an invocation so far."""
     if run.budget is None:
         return True
-    done = [s for s in run.steps if s.status == "done" and s.rerun >= run.counted_from] or [
-        s for s in run.steps if s.status == "done"]
-    pair = invocations * sum(s.seconds for s in done) / max(1, len(done))
+    done = [s for s in run.steps if s.status == "done"]
+    pair = invocations * seconds_spent(run) / max(1, len(done))
     return seconds_spent(run) + pair <= run.budget
 
 
@@ -151,15 +150,6 @@ def render_advice(a, threshold, outdir):
             f"(timekit plan {outdir}; continue with timekit ab --resume --until-decided --max-reruns {a.invocations})")
 
 
-def _counted(run):
-    """Where the looks count only the longer invocations (analysis.ab.sizing), from which on and at what alpha."""
-    first = run.counted_from
-    if first <= 1:
-        return ""
-    return (f"; M counts invocations {first} to {run.reruns}, the longer ones, up to M_max = {run.max_reruns - first + 1}, "
-            f"less {run.spent:.2g} that the look at the shorter ones could have spent")
-
-
 def verdicts(run, outdir, looks, columns, alpha, threshold):
     """[RowVerdict] of the looks, with what would decide the undecided ones."""
     out = []
@@ -180,7 +170,7 @@ def report(run, outdir, rows, alpha, threshold, paired=False):
 
     look, spending = ("invocation", "Pocock-type") if paired else ("pair", "O'Brien-Fleming-type")
     lines = [f"Decide, then stop (--until-decided): a look after every {look} from M = {sequential.START}, {spending} "
-             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows{_counted(run)}; {run.stopped}; "
+             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; {run.stopped}; "
              f"{seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
         at, cost = ((f"{v.invocations} invocations", f"{v.pairs} pairs, " if v.pairs else "") if paired else

@@ -356,6 +356,7 @@ def _prepare_statistics(rows, alpha, max_reruns):
     from analysis.tools.plan import sequential
 
     sequential.boundaries(alpha / rows, max_reruns, paired=True)
+    sequential.boundaries(alpha, max_reruns, paired=True)   # "~": stopping.decide
 
 
 def measure(run, outdir, columns, options, out=sys.stderr):

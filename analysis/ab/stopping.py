@@ -107,29 +107,32 @@ class Look:
 
 
 def decide(series, run, alpha, threshold):
-    """[Look] per row: the paired sequential rule over its invocations' log ratios, alpha / rows each."""
+    """[Look] per row: the paired sequential rule over its invocations' log ratios: slower or faster
+    at alpha / rows each (any row slower fails the gate), "~" at alpha each (the run says ~ only
+    where every row does: an intersection-union test, whose error is at most alpha without a split)."""
     from analysis.tools.plan import sequential
 
     series = [s for s in series if s[1].size >= 2]
     out = []
     for label, logs, sizes in series:
-        d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns, decide=_remembered)
+        d = sequential.run_paired_sequence(logs, alpha / len(series), threshold, run.max_reruns, decide=_remembered,
+                                           same_alpha=alpha)
         out.append(Look(label, d, int(sum(sizes[:d.reruns])), float(np.std(logs[:d.reruns], ddof=1))))
     return out
 
 
-def _remembered(log_ratios, level, threshold):
+def _remembered(log_ratios, level, threshold, same_level):
     """sequential.decide_paired, remembered by its input. Every look replays the looks before it
     (an invocation set aside later changes the series), and at M = 70 those replays took 0.18 s
     of each look; remembered, a look decides only the prefixes it has not seen."""
-    return _decided(np.asarray(log_ratios, dtype=float).tobytes(), level, threshold)
+    return _decided(np.asarray(log_ratios, dtype=float).tobytes(), level, threshold, same_level)
 
 
 @functools.lru_cache(maxsize=4096)
-def _decided(logs, level, threshold):
+def _decided(logs, level, threshold, same_level):
     from analysis.tools.plan import sequential
 
-    return sequential.decide_paired(np.frombuffer(logs), level, threshold)
+    return sequential.decide_paired(np.frombuffer(logs), level, threshold, same_level)
 
 
 def verdicts(run, looks, alpha, threshold):

@@ -76,3 +76,37 @@ def test_remembered_looks_decide_as_the_plain_sequence_also_after_an_invocation_
     aside = np.delete(logs, 4)   # the fifth invocation set aside: every prefix from it on differs
     [look] = stopping.decide([("row", aside, [10] * aside.size)], run, 0.05, 0.01)
     assert vars(look.decision) == vars(sequential.run_paired_sequence(aside, 0.05, 0.01, 40))
+
+
+@pytest.mark.unit
+def test_a_run_says_same_only_where_every_row_does_each_at_alpha_and_errs_at_most_alpha():
+    """Slower or faster: alpha / rows a row (any slower row fails the gate). "~": the run says it only
+    where every row does, an intersection-union test, so each row's two one-sided tests keep all
+    of alpha. Its worst case, one row exactly at the threshold and the other at no change, is
+    called "~" in at most alpha of the runs."""
+    import types
+
+    import numpy as np
+
+    from analysis.ab import stopping
+    from analysis.tools.plan import sequential
+
+    alpha, threshold, top = 0.05, 0.01, 8
+    run = types.SimpleNamespace(max_reruns=top)
+    rng = np.random.default_rng(21)
+    quiet = rng.normal(0.0, 0.004, top)
+    looks = stopping.decide([("cpu", quiet, [10] * top), ("wall", quiet + rng.normal(0, 0.001, top), [10] * top)],
+                            run, alpha, threshold)
+    same_levels = sequential.boundaries(alpha, top, paired=True)
+    assert all(look.decision.verdict == "~" for look in looks), [vars(look.decision) for look in looks]
+    assert [look.decision.level for look in looks] == [same_levels[look.decision.reruns] for look in looks]
+    slower = stopping.decide([("cpu", quiet + 0.05, [10] * top), ("wall", quiet + 0.05, [10] * top)], run, alpha, threshold)
+    assert {look.decision.verdict for look in slower} == {"slower"}
+    assert slower[0].decision.level == sequential.boundaries(alpha / 2, top, paired=True)[slower[0].decision.reruns]
+    runs, called_same = 600, 0
+    for _ in range(runs):
+        at_threshold = np.log1p(threshold) + rng.normal(0, 0.004, top)
+        unchanged = rng.normal(0, 0.004, top)
+        rows = stopping.decide([("cpu", at_threshold, [10] * top), ("wall", unchanged, [10] * top)], run, alpha, threshold)
+        called_same += all(r.decision.verdict == "~" for r in rows)
+    assert called_same / runs <= alpha + 0.02, called_same / runs

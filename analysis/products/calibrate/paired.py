@@ -71,7 +71,7 @@ def until_decided(logs, alpha, threshold, trials=TRIALS, seed=calibration.SEED):
     for t in range(trials):
         order = rng.permutation(k)
         for r in range(rows):
-            d = sequential.run_paired_sequence(logs[order, r], alpha / rows, threshold, k)
+            d = sequential.run_paired_sequence(logs[order, r], alpha / rows, threshold, k, same_alpha=alpha)
             verdicts[t, r], at[t, r] = (d.verdict if d.decided else ""), d.reruns
     return verdicts, at
 

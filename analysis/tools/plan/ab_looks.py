@@ -150,6 +150,11 @@ def render_advice(a, threshold, outdir):
             f"(timekit plan {outdir}; continue with timekit ab --resume --until-decided --max-reruns {a.invocations})")
 
 
+def _same(paired, alpha, rows):
+    """How a paired run's "~" spends alpha: all of it a row, since it takes every row (analysis.ab.stopping.decide)."""
+    return f" for slower or faster, {alpha:g} a row for ~ (which takes every row)" if paired and len(rows) > 1 else ""
+
+
 def verdicts(run, outdir, looks, columns, alpha, threshold):
     """[RowVerdict] of the looks, with what would decide the undecided ones."""
     out = []
@@ -170,7 +175,8 @@ def report(run, outdir, rows, alpha, threshold, paired=False):
 
     look, spending = ("invocation", "Pocock-type") if paired else ("pair", "O'Brien-Fleming-type")
     lines = [f"Decide, then stop (--until-decided): a look after every {look} from M = {sequential.START}, {spending} "
-             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows; {run.stopped}; "
+             f"alpha spending up to M_max = {run.max_reruns}, alpha {alpha:g} / {len(rows)} rows{_same(paired, alpha, rows)}; "
+             f"{run.stopped}; "
              f"{seconds_spent(run) / 60:.1f} min in all."]
     for v in rows:
         at, cost = ((f"{v.invocations} invocations", f"{v.pairs} pairs, " if v.pairs else "") if paired else

@@ -136,31 +136,35 @@ def _one_sample_p(x):
     return 2 * scipy.special.stdtr(m - 1, -np.abs(t))
 
 
-def decide_paired(log_ratios, level, threshold):
+def decide_paired(log_ratios, level, threshold, same_level=None):
     """The decision at one look of a paired design: the one-sample t test of the invocations'
-    ln(new / base) against 0, and the repeated interval exp(mean +- t sd / sqrt(M)) (at 1 - 2 level
-    for "~": two one-sided tests)."""
+    ln(new / base) against 0 at `level`, and the repeated interval exp(mean +- t sd / sqrt(M));
+    "~" by two one-sided tests at `same_level` (default `level`; their interval at 1 - 2 same_level).
+    A run calls "~" only where every row shows it, an intersection-union test, so a row's two
+    one-sided tests need not share alpha with the other rows (analysis.ab.stopping.decide)."""
+    same_level = level if same_level is None else same_level
     x = np.asarray(log_ratios, dtype=float)
     m = x.size
     mean, half, p = stats.log_ratio_t(x, level)
     ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
     if p < level and abs(ratio - 1) > threshold:
         return Decision("slower" if ratio > 1 else "faster", True, m, p, level, ratio, low, high, 1 - level, (low, high))
-    half = _one_sided(half, level, m - 1)
-    if 1 - threshold < math.exp(mean - half) and math.exp(mean + half) < 1 + threshold:
-        return Decision("~", True, m, p, level, ratio, math.exp(mean - half), math.exp(mean + half), 1 - 2 * level,
-                        (low, high))
+    same = _one_sided(stats.log_ratio_t(x, same_level)[1] if same_level != level else half, same_level, m - 1)
+    if 1 - threshold < math.exp(mean - same) and math.exp(mean + same) < 1 + threshold:
+        return Decision("~", True, m, p, same_level, ratio, math.exp(mean - same), math.exp(mean + same),
+                        1 - 2 * same_level, (low, high))
     return Decision("", False, m, p, level, ratio, low, high, 1 - level, (low, high))
 
 
-def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START, decide=decide_paired):
+def run_paired_sequence(log_ratios, alpha, threshold, max_reruns, start=START, decide=decide_paired, same_alpha=None):
     """run_sequence for a paired design: looks after every invocation from `start` (`decide`:
-    decide_paired, or a caller's remembered one)."""
+    decide_paired, or a caller's remembered one); "~" at `same_alpha`'s boundaries (default alpha's)."""
     levels = boundaries(alpha, max_reruns, start, paired=True)
+    same = levels if same_alpha is None else boundaries(same_alpha, max_reruns, start, paired=True)
     top = min(len(log_ratios), max_reruns)
     decision = None
     for m in range(min(start, top), top + 1):
-        decision = decide(log_ratios[:m], levels.get(m, 0.0), threshold)
+        decision = decide(log_ratios[:m], levels.get(m, 0.0), threshold, same.get(m, 0.0))
         if decision.decided:
             break
     return decision

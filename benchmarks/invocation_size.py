@@ -2,8 +2,8 @@
 
 An invocation's observation is the median of its pairs' ln(B/A) (analysis.ab.observations). This
 times `--pairs` back-to-back pairs of `programs/bin/spin` sized to about `--ms` ms, B doing
-`--change` percent more work, the order alternating (AB, BA, ...), CPU time by wait4 as cmdrun
-takes it, outside BenchExec. It then cuts the series into consecutive blocks of K pairs, as
+`--change` percent more work, as the truth of benchmarks/designs_truth.py is timed (cmdrun, the
+order alternating, CPU time by wait4, on one core, outside BenchExec). It then cuts the series into consecutive blocks of K pairs, as
 invocations of K pairs would be, and prints per K: the SD of the blocks' medians, that SD times
 sqrt(K) (what a pair is worth inside such a median: lower is better), and the time a decision
 would take relative to K = 25, with `--overhead` seconds around every invocation (BenchExec's
@@ -17,7 +17,6 @@ import argparse
 import datetime
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -26,38 +25,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ab_designs import spin_units  # noqa: E402
+from designs_truth import truth_pairs  # noqa: E402
 from run_benchmarks import log, machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SPIN = REPO / "programs" / "bin" / "spin"
 RESULTS_DIR = REPO / "benchmarks" / "results"
+WORKDIR = REPO / ".pytest-tmp" / "invocation-size"
 SIZES = (10, 20, 25, 30, 40, 60, 80, 100, 120, 160)
 REFERENCE = 25
-
-
-def cpu_seconds(units):
-    """One execution of spin: its CPU time by wait4, its output discarded."""
-    pid = os.fork()
-    if pid == 0:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.execv(str(SPIN), [str(SPIN), str(units)])
-    _, _, usage = os.wait4(pid, 0)
-    return usage.ru_utime + usage.ru_stime
-
-
-def pairs(a_units, b_units, count):
-    """[(A's CPU s, B's CPU s)] back to back, the order alternating."""
-    out = []
-    for i in range(count):
-        if i % 2:
-            b = cpu_seconds(b_units)
-            a = cpu_seconds(a_units)
-        else:
-            a = cpu_seconds(a_units)
-            b = cpu_seconds(b_units)
-        out.append((a, b))
-    return out
 
 
 def by_size(log_ratios, pair_seconds, overhead):
@@ -96,7 +72,8 @@ def main(argv=None):
     a_units = spin_units(args.ms / 1000)
     b_units = round(a_units * (1 + args.change / 100))
     log(f"{args.pairs} pairs of spin {a_units} / {b_units}")
-    timed = pairs(a_units, b_units, args.pairs)
+    WORKDIR.mkdir(parents=True, exist_ok=True)
+    timed = truth_pairs(f"{SPIN} {a_units}", f"{SPIN} {b_units}", args.pairs, cwd=WORKDIR)
     a, b = np.array(timed).T
     log_ratios = np.log(b / a)
     rows = by_size(log_ratios, float(np.median(a + b)), args.overhead)

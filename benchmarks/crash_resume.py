@@ -42,7 +42,7 @@ from analysis.sweep import steps_loop  # noqa: E402
 TIMEKIT = [sys.executable, "-m", "analysis.cli"]
 MANIFESTS = ("ab.json", "sweep.json", "bench.json", "commands.json", "paired.json")
 AB = ["ab", "gzip -c -1 README.md > /dev/null", "gzip -c -9 README.md > /dev/null", "--design", "blocks",
-      "--reruns", "3", "--runs", "3", "--repeat", "5",
+      "--reruns", "3", "--runs", "3", "--repeat", "5", "--column", "cputime", "--column", "walltime",
       "--format", "json"]
 RUN = ["run", "memory-bandwidth", "--reps", "2", "--reruns", "3"]
 # a run that finished: 0 or 1, a verdict; 3, an answer its fixed invocations left open (a busy machine). The

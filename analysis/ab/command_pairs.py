@@ -136,14 +136,14 @@ def design_of(record):
     return plan.design if plan else "separate"
 
 
-def columns(options, run_options, design, waits=False):
+def columns(options, run_options, design, only=None):
     """The columns compared: cmdrun's per-execution times under a paired design, else BenchExec's
     (or cmdrun's means, where --repeat or --prepare make BenchExec's hold more than the command);
     the first is the one the outcome is told by (CPU time unless --column says otherwise)."""
     from analysis.tools.commands import figures as figures_mod
 
     if design in paired.DESIGNS:
-        return paired.columns_of(options.columns, design, waits)
+        return paired.columns_of(options.columns, design, only)
     wall, cpu = figures_mod.time_columns(run_options)
     return tuple(options.columns or (cpu, wall))
 
@@ -174,9 +174,8 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     chosen = f" ({run.design_why})" if run.design_why else ""
     if run.design_why.startswith("auto:") and not options.verbose:   # the reason is in the JSON and --verbose
         chosen = " (auto; --verbose says why)"
-    if run.waits and not options.columns:
-        note += (f"; wall time only: a command waits (CPU time {run.cpu_share:.0%} of its wall time alone), "
-                 "--column cputime adds CPU time")
+    if run.only_column and not options.columns:
+        note += f"; {run.only_column_why()}"
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b.runs} run(s) "
           f"x {b.pairs_per_run} pair(s); results in {directory}{note}", file=out, flush=True)
     return run
@@ -184,7 +183,7 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
 
 def measure_pair(pair, run, directory, run_options, options, out):
     """One started pair measured (Measured): its invocations, and with --until-decided the looks."""
-    compared = columns(options, run_options, run.design, run.waits)
+    compared = columns(options, run_options, run.design, run.only_column)
     result, sequential = run.measure(directory, compared, options, EtaLines(out))
     return Measured(pair, run, directory, result.rows, sequential, compared), result.not_compared
 

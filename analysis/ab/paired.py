@@ -40,15 +40,13 @@ COLUMNS = designs.CMDRUN_COLUMNS   # cmdrun's timing of each execution: the cgro
 ALIASES = {"cputime": "exec-cputime", "walltime": "exec-walltime"}
 
 
-def columns_of(requested, design="blocks", waits=False):
+def columns_of(requested, design="blocks", only=None):
     """The columns a paired design can compare (cputime and walltime are cmdrun's for each side;
     its Design says which of them); raises PairedError with the reason for any other. Unless asked
-    for, a command that waits (PairedRun.waits) compares its wall time only: its CPU time, a small
-    part of it, never moves the answer, and its noise kept `ab 'sleep 0.2' 'sleep 0.2'` undecided
-    for its whole budget after wall time had said ~ at the fourth invocation."""
+    for, a run whose pilot named one column (PairedRun.only_column) compares that one alone."""
     allowed = designs.get(design).columns
-    if not requested and waits and "exec-walltime" in allowed:
-        allowed = ("exec-walltime",)
+    if not requested and only in allowed:
+        allowed = (only,)
     out = []
     for column in requested or allowed:
         column = ALIASES.get(column, column)
@@ -115,11 +113,31 @@ class PairedRun(AbRecord):
         return [r["name"] for r in self.pairs]
 
     @property
-    def waits(self):
-        """A command spends most of its wall time waiting (CPU time under pilot.WAITS of it alone)."""
-        from analysis.ab.pilot import WAITS
+    def only_column(self):
+        """The one column this pair is told by unless --column asks for more (None: both). Wall time
+        for a command that waits (CPU time under pilot.WAITS of its wall time alone): its CPU time,
+        a small part of it, never moves the answer, and its noise kept `ab 'sleep 0.2' 'sleep 0.2'`
+        undecided for its whole budget after wall time had said ~ at the fourth invocation. CPU
+        time where both sides keep one core busy (pilot.SOLO): their wall time is that CPU time
+        plus what the machine adds, and on lz4 the wall-time row alone kept runs going (decided at
+        M = 34 where CPU time was at M = 5)."""
+        from analysis.ab.pilot import SOLO, WAITS
 
-        return self.cpu_share < WAITS   # False where not timed (nan)
+        if self.cpu_share < WAITS:
+            return "exec-walltime"
+        if self.cpu_share >= SOLO and self.cores == 1:
+            return "exec-cputime"
+        return None   # also where not timed (nan)
+
+    def only_column_why(self):
+        """The first line's note on the column compared alone ("" for both)."""
+        both = "--column cputime --column walltime compares both"
+        if self.only_column == "exec-walltime":
+            return f"wall time only: a command waits (CPU time {self.cpu_share:.0%} of its wall time alone); {both}"
+        if self.only_column == "exec-cputime":
+            return (f"CPU time only: both commands keep one core busy (CPU time at least {self.cpu_share:.0%} of "
+                    f"wall time alone); {both}")
+        return ""
 
     def order_within(self, rerun):
         """None: cmdrun draws the pairs' order in each run from the invocation's seed (invocation_seed)."""

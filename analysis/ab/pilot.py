@@ -28,6 +28,8 @@ BUSY = 0.5             # a side whose CPU time is under this share of its wall t
 WAITS = 0.2            # under this share it mostly waits: wall time alone is compared (a 20 ms compute loop
                        # beside three busy loops on two CPUs read 0.51-0.83: near BUSY, far above this)
 THREADS = 1.1          # a side whose CPU time is above this share of its wall time runs threads
+SOLO = 0.9             # both sides' CPU time at least this share of their wall time, and no threads: each keeps
+                       # one core busy, and its wall time is its CPU time plus what the machine adds
 ROUND_SECONDS = 0.25   # pairs per pilot round: about this long, at least ROUND_PAIRS
 ROUND_PAIRS = 4        # two couples: one interleaved, one back to back (--sentinel 2)
 MIN_ROUNDS, MAX_ROUNDS = 4, 12
@@ -45,6 +47,11 @@ class Alone:
     @property
     def threaded(self):
         return math.isfinite(self.cores) and self.cores > THREADS
+
+    @property
+    def solo(self):
+        """Both sides keep one core busy alone: CPU time and wall time are two readings of one cost."""
+        return math.isfinite(self.cpu_share) and self.cpu_share >= SOLO and not self.threaded
 
     @property
     def cores_used(self):

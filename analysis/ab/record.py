@@ -50,7 +50,7 @@ class AbRecord(StepsRecord):
     """The fields all A/B manifests share; a subclass adds what its sides are and its `design`."""
 
     stem = ""                    # the benchmark definition's stem in DIR (the runner's default `where`)
-    waits = False                # a command that waits compares wall time only (PairedRun's, from its pilot)
+    only_column = None           # the one column compared unless --column asks (PairedRun's, from its pilot)
     sets_aside_disturbed = True  # invocations that met outside work are set aside when the rows are read
 
     seed: int

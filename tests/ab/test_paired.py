@@ -248,6 +248,24 @@ def test_a_paired_design_compares_cmdruns_times_only():
 
 
 @pytest.mark.unit
+def test_a_pair_is_told_by_the_one_column_its_pilot_names_unless_columns_are_asked_for():
+    """Wall time alone where a command waits; CPU time alone where both keep one core busy (their
+    wall time is that CPU time plus the machine's noise); both in between, for threads, untimed."""
+    def run(share, cores=1):
+        return paired.PairedRun("blocks", [], {}, {}, seed=0, reruns=3, cpu_share=share, cores=cores)
+
+    assert [run(s).only_column for s in (0.05, 0.5, 0.89, 0.9, 0.99, math.nan)] == [
+        "exec-walltime", None, None, "exec-cputime", "exec-cputime", None]
+    assert run(0.97, cores=2).only_column is None   # threads: wall time is what they save
+    assert "CPU time only: both commands keep one core busy (CPU time at least 97%" in run(0.97).only_column_why()
+    assert run(0.5).only_column_why() == ""
+    assert paired.columns_of(None, "blocks", run(0.97).only_column) == ("exec-cputime",)
+    assert paired.columns_of(None, "blocks", run(0.05).only_column) == ("exec-walltime",)
+    assert paired.columns_of(["walltime", "cputime"], "blocks", run(0.97).only_column) == ("exec-walltime", "exec-cputime")
+    assert paired.columns_of(None, "interleaved", run(0.05).only_column) == ("exec-cputime",)
+
+
+@pytest.mark.unit
 def test_a_paired_definition_is_valid_and_pairs_the_commands(scratch):
     options = spec.Options(runs=2, repeat=5, cwd=str(scratch))
     tasks = definition.write_tasks(scratch, options)
@@ -282,9 +300,9 @@ def test_blocks_says_slower_for_twice_the_work_and_same_for_a_against_itself(pro
     assert cpu["unit"] == "pair" and cpu["verdict"] == "slower" and 1.3 < cpu["ratio"] < 3.5 and cpu["n_base"] == 60
     assert [len(r["times"]) for r in data["results"]] == [60, 60]   # every execution a value of its own
     assert lint.check(data["benchexec"]["definitions"]) == []
-    code, same = timekit("ab", base, base, "--design", "blocks", "--reruns", "3", "--runs", "1", "--repeat", "15", "--alpha", "0.01",
-                         "--until-decided", "--max-reruns", "3", "--output", scratch / "aa", "--export-json",
-                         scratch / "aa.json", cwd=scratch)
+    code, same = timekit("ab", base, base, "--design", "blocks", "--reruns", "3", "--runs", "1", "--repeat", "15",
+                         "--alpha", "0.01", "--column", "cputime", "--column", "walltime", "--until-decided",
+                         "--max-reruns", "3", "--output", scratch / "aa", "--export-json", scratch / "aa.json", cwd=scratch)
     # three invocations may leave the A/A open: undecided (exit 3), never a slowdown
     rows_decided = all(r["verdict"] == "~" for r in json.loads((scratch / "aa.json").read_text())["ab"][0]["sequential"]["rows"])
     assert code == (0 if rows_decided else 3) and "no significant slowdown" in same, same

@@ -39,21 +39,28 @@ def spent_evenly(t, alpha):
     return alpha * math.log(1 + (math.e - 1) * t) if t > 0 else 0.0
 
 
-@functools.lru_cache(maxsize=64)
 def boundaries(alpha, max_reruns, start=START, simulations=SIMULATIONS, seed=SEED, paired=False):
     """{M: nominal p threshold} for the looks at M = start .. max_reruns reruns a side (the
     report's claims under `timekit run --until-decided` use analysis.tools.plan.share_spending).
     `paired`: the one-sample t test of M invocations' log ratios (analysis.ab.observations),
-    with Pocock-type spending; else Welch's test on M rerun means a side, O'Brien-Fleming-type."""
+    with Pocock-type spending; else Welch's test on M rerun means a side, O'Brien-Fleming-type.
+    Remembered by value, however the arguments are passed: a caller that draws them ahead (while
+    the first invocation runs) and one that reads them at a look share one draw."""
+    return _boundaries(float(alpha), int(max_reruns), int(start), int(simulations), int(seed), bool(paired))
+
+
+@functools.lru_cache(maxsize=64)
+def _boundaries(alpha, max_reruns, start, simulations, seed, paired):
     rng = np.random.default_rng([seed, max_reruns, start])
     a = rng.standard_normal((simulations, max_reruns))
     b = rng.standard_normal((simulations, max_reruns))
     alive = np.ones(simulations, dtype=bool)
     out, before = {}, 0.0
     spend = spent_evenly if paired else spent
+    sums, squares = np.cumsum(a, axis=1), np.cumsum(a * a, axis=1)   # the paired looks' t, each in O(1)
     for m in range(start, max_reruns + 1):
         if paired:
-            p = _one_sample_p(a[:, :m])
+            p = _one_sample_p_of_sums(sums[:, m - 1], squares[:, m - 1], m)
         else:
             p = scipy.stats.ttest_ind(a[:, :m], b[:, :m], axis=1, equal_var=False).pvalue
         quota = int(round((spend(m / max_reruns, alpha) - before) * simulations))
@@ -134,6 +141,14 @@ def _one_sample_p(x):
     m = x.shape[1]
     t = x.mean(axis=1) / (x.std(axis=1, ddof=1) / math.sqrt(m))
     return 2 * scipy.special.stdtr(m - 1, -np.abs(t))
+
+
+def _one_sample_p_of_sums(sums, squares, m):
+    """_one_sample_p of rows of m values from their sums and sums of squares (the looks' running
+    totals: each look in O(1) a row, not O(m))."""
+    mean = sums / m
+    sd = np.sqrt(np.maximum(squares - m * mean * mean, 0.0) / (m - 1))
+    return 2 * scipy.special.stdtr(m - 1, -np.abs(mean / (sd / math.sqrt(m))))
 
 
 def decide_paired(log_ratios, level, threshold, same_level=None):

@@ -3,7 +3,8 @@
 A pair of `programs/bin/spin` sized to about `--ms` milliseconds of CPU here, B doing `--change`
 percent more work, is run `--tries` times, alternating with `hyperfine -N A B` (its defaults). Each
 `timekit ab A B --threshold T` runs as a user runs it (until decided, within its budget; the
-design's choice kept from the first try on), and its time is split into:
+design's choice kept from the first try on, unless `--fresh` forgets it before each try as new builds
+meet it; `--design` pins one instead), and its time is split into:
 
 - start: from the command to its first invocation (Python, imports, the first execution of each
   command, the pair timed alone, auto's pilot where no choice is kept);
@@ -17,6 +18,8 @@ ln(B/A) of CPU time (robust: the interquartile range / 1.35) and of one invocati
     python benchmarks/ab_time.py                          # 20 ms, +2 %, threshold 1 %, 5 tries
     python benchmarks/ab_time.py --ms 20 --change 2 --threshold 0.01 --tries 5
     python benchmarks/ab_time.py --commands 'lz4 -1 -c IN' 'lz4 -2 -c IN' --threshold 0.02   # any pair
+    python benchmarks/ab_time.py --fresh                  # auto pilots every try, as for new builds
+    python benchmarks/ab_time.py --design blocks          # no co-location pilot
 Results: benchmarks/results/DATE-ab-time.json and a Markdown table on stdout; scratch in
 .pytest-tmp/bench-ab-time/ (BenchExec hides /tmp).
 """
@@ -39,6 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ab_designs import hyperfine, spin_units  # noqa: E402
 from run_benchmarks import log, loadavg, machine  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from analysis.ab import choices  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 SPIN = REPO / "programs" / "bin" / "spin"
 WORKDIR = REPO / ".pytest-tmp" / "bench-ab-time"
@@ -46,10 +52,10 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 WALLTIME = re.compile(rb'<column title="walltime" value="([0-9.]+)s"')
 
 
-def timed_ab(a, b, threshold, out):
+def timed_ab(a, b, threshold, out, design=None):
     """(seconds to the first invocation, seconds in all, exit code, the JSON it printed) of one ab."""
     command = [sys.executable, "-m", "analysis.cli", "ab", a, b, "--threshold", str(threshold), "--format", "json",
-               "--output", str(out)]
+               "--output", str(out), *(["--design", design] if design else [])]
     start = time.monotonic()
     with open(out.parent / f"{out.name}.json", "w+") as printed:   # a file: the JSON outgrows a pipe's buffer
         process = subprocess.Popen(command, cwd=REPO, stdout=printed, stderr=subprocess.PIPE, text=True)
@@ -98,17 +104,20 @@ def spreads(out):
     return 100 * (q75 - q25) / 1.35, 100 * float(np.std(logs, ddof=1))
 
 
-def one_try(a, b, threshold, k):
+def one_try(a, b, threshold, k, design=None, fresh=False):
     h_seconds, h_ratio = hyperfine(a, b, WORKDIR)
     out = WORKDIR / f"ab-{k}"
     shutil.rmtree(out, ignore_errors=True)
-    first, total, code, data = timed_ab(a, b, threshold, out)
+    if fresh:   # as a gate of new builds meets them: no design kept from an earlier pilot of this pair
+        (REPO / "results" / choices.FILE).unlink(missing_ok=True)
+    first, total, code, data = timed_ab(a, b, threshold, out, design)
     steps = invocations(out)
     gated = [c for c in data["comparison"] if c["column"] == "exec-cputime"] or data["comparison"]
     row = {"try": k, "hyperfine_seconds": h_seconds, "hyperfine_ratio": h_ratio, "ab_seconds": total, "exit": code,
            "verdict": gated[0]["verdict"] if gated else "", "change": 100 * (gated[0]["ratio"] - 1) if gated else None,
            "invocations": len(steps), "start": first, "measurement": sum(r for _, r in steps),
-           "benchexec": sum(s - r for s, r in steps), "design": data["ab"][0]["design"], "load": loadavg()}
+           "benchexec": sum(s - r for s, r in steps), "design": data["ab"][0]["design"], "load": loadavg(),
+           "asked": design or "auto", "fresh": fresh}
     row["looks_and_report"] = total - first - sum(s for s, _ in steps)
     row["pair_sd"], row["invocation_sd"] = spreads(out)
     log(f"try {k}: hyperfine {h_seconds:.1f} s; ab {total:.1f} s ({row['verdict']} {row['change']:+.2f} %, exit {code}, "
@@ -144,6 +153,10 @@ def main(argv=None):
     parser.add_argument("--tries", type=int, default=5)
     parser.add_argument("--commands", nargs=2, metavar=("A", "B"),
                         help="time this pair instead of spin (absolute paths: ab and hyperfine run in other folders)")
+    parser.add_argument("--design", help="ab's --design (default: none given, auto)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="before each try, forget auto's kept choice of design (results/designs.json), as a gate "
+                             "of new builds meets it: every auto try pilots")
     args = parser.parse_args(argv)
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
@@ -153,7 +166,7 @@ def main(argv=None):
         units = spin_units(args.ms / 1000)
         a, b = f"{SPIN} {units}", f"{SPIN} {round(units * (1 + args.change / 100))}"
     record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(), "a": a, "b": b,
-              "threshold": args.threshold, "rows": [one_try(a, b, args.threshold, k) for k in range(1, args.tries + 1)]}
+              "threshold": args.threshold, "rows": [one_try(a, b, args.threshold, k, args.design, args.fresh) for k in range(1, args.tries + 1)]}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-ab-time.json"
     path.write_text(json.dumps(record, indent=2))

@@ -2,12 +2,11 @@
 
 A pair of `programs/bin/spin` sized to about `--ms` milliseconds of CPU here, B doing `--change`
 percent more work, is run `--tries` times, alternating with `hyperfine -N A B` (its defaults). Each
-`timekit ab A B --threshold T` runs as a user runs it (until decided, within its budget; the
-design's choice kept from the first try on, unless `--fresh` forgets it before each try as new builds
-meet it; `--design` pins one instead), and its time is split into:
+`timekit ab A B --threshold T` runs as a user runs it (until decided, within its budget; `--design`
+pins a design instead of auto's), and its time is split into:
 
 - start: from the command to its first invocation (Python, imports, the first execution of each
-  command, the pair timed alone, auto's pilot where no choice is kept);
+  command, the pair timed alone, a co-located design's pilot);
 - measurement: the BenchExec runs' own wall time (the pairs);
 - BenchExec: the rest of each invocation (BenchExec's start, cgroups, its files);
 - looks and report: everything after the invocations (the analysis of every look, the last table).
@@ -18,8 +17,7 @@ ln(B/A) of CPU time (robust: the interquartile range / 1.35) and of one invocati
     python benchmarks/ab_time.py                          # 20 ms, +2 %, threshold 1 %, 5 tries
     python benchmarks/ab_time.py --ms 20 --change 2 --threshold 0.01 --tries 5
     python benchmarks/ab_time.py --commands 'lz4 -1 -c IN' 'lz4 -2 -c IN' --threshold 0.02   # any pair
-    python benchmarks/ab_time.py --fresh                  # auto pilots every try, as for new builds
-    python benchmarks/ab_time.py --design blocks          # no co-location pilot
+    python benchmarks/ab_time.py --design interleaved     # a co-located design, piloted every try
 Results: benchmarks/results/DATE-ab-time.json and a Markdown table on stdout; scratch in
 .pytest-tmp/bench-ab-time/ (BenchExec hides /tmp).
 """
@@ -42,8 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ab_designs import hyperfine, spin_units  # noqa: E402
 from run_benchmarks import log, loadavg, machine  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from analysis.ab import choices  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SPIN = REPO / "programs" / "bin" / "spin"
@@ -104,12 +100,10 @@ def spreads(out):
     return 100 * (q75 - q25) / 1.35, 100 * float(np.std(logs, ddof=1))
 
 
-def one_try(a, b, threshold, k, design=None, fresh=False):
+def one_try(a, b, threshold, k, design=None):
     h_seconds, h_ratio = hyperfine(a, b, WORKDIR)
     out = WORKDIR / f"ab-{k}"
     shutil.rmtree(out, ignore_errors=True)
-    if fresh:   # as a gate of new builds meets them: no design kept from an earlier pilot of this pair
-        (REPO / "results" / choices.FILE).unlink(missing_ok=True)
     first, total, code, data = timed_ab(a, b, threshold, out, design)
     steps = invocations(out)
     gated = [c for c in data["comparison"] if c["column"] == "exec-cputime"] or data["comparison"]
@@ -117,7 +111,7 @@ def one_try(a, b, threshold, k, design=None, fresh=False):
            "verdict": gated[0]["verdict"] if gated else "", "change": 100 * (gated[0]["ratio"] - 1) if gated else None,
            "invocations": len(steps), "start": first, "measurement": sum(r for _, r in steps),
            "benchexec": sum(s - r for s, r in steps), "design": data["ab"][0]["design"], "load": loadavg(),
-           "asked": design or "auto", "fresh": fresh}
+           "asked": design or "auto"}
     row["looks_and_report"] = total - first - sum(s for s, _ in steps)
     row["pair_sd"], row["invocation_sd"] = spreads(out)
     log(f"try {k}: hyperfine {h_seconds:.1f} s; ab {total:.1f} s ({row['verdict']} {row['change']:+.2f} %, exit {code}, "
@@ -154,9 +148,6 @@ def main(argv=None):
     parser.add_argument("--commands", nargs=2, metavar=("A", "B"),
                         help="time this pair instead of spin (absolute paths: ab and hyperfine run in other folders)")
     parser.add_argument("--design", help="ab's --design (default: none given, auto)")
-    parser.add_argument("--fresh", action="store_true",
-                        help="before each try, forget auto's kept choice of design (results/designs.json), as a gate "
-                             "of new builds meets it: every auto try pilots")
     args = parser.parse_args(argv)
     subprocess.run(["make", "-s", "-C", str(REPO / "programs")], check=True)
     WORKDIR.mkdir(parents=True, exist_ok=True)
@@ -166,7 +157,7 @@ def main(argv=None):
         units = spin_units(args.ms / 1000)
         a, b = f"{SPIN} {units}", f"{SPIN} {round(units * (1 + args.change / 100))}"
     record = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(), "a": a, "b": b,
-              "threshold": args.threshold, "rows": [one_try(a, b, args.threshold, k, args.design, args.fresh) for k in range(1, args.tries + 1)]}
+              "threshold": args.threshold, "rows": [one_try(a, b, args.threshold, k, args.design) for k in range(1, args.tries + 1)]}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}-ab-time.json"
     path.write_text(json.dumps(record, indent=2))

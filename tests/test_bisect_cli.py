@@ -96,7 +96,7 @@ def test_bisect_names_the_commit_that_adds_five_percent(repo, scratch):
     steps = {s["order"] for s in data["steps"] if s["verdict"] != "skipped"}
     assert {int(r["step"]) for r in samples} == steps and {r["side"] for r in samples} == {"GOOD", "commit"}
     assert git(path, "status", "--porcelain") == "" and git(path, "worktree", "list").count("\n") == 0
-    # BAD's step pilots the design once; every later step runs it as chosen there, unpiloted
+    # BAD's step chooses the design once; every later step runs it as chosen there, unpiloted
     runs = [json.loads((Path(s["detail"]["directory"]) / "paired.json").read_text()) for s in data["steps"]
             if s["verdict"] != "skipped"]
     assert runs[0]["design_why"].startswith("auto: ")

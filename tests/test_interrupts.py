@@ -174,7 +174,7 @@ print("finished" if getattr(sys.modules.get("slow_module"), "finished", False) e
 @pytest.mark.parametrize("how", ("plain", "deferred"))
 def test_a_signal_inside_a_deferred_import_waits_for_its_end(tmp_path, how):
     """An exception raised inside a C extension's initialisation leaves as "ImportError:
-    initialization failed" (scipy's, imported at first use during auto's pilot: exit 1 and a
+    initialization failed" (scipy's, imported at first use during a pilot: exit 1 and a
     traceback where SIGINT should give 130). A plain import is cut short where the signal comes;
     Deferred's runs to its end, and the interrupt is raised right after it."""
     (tmp_path / "slow_module.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"

@@ -217,7 +217,7 @@ def choose_batch(pair_seconds, options, given_runs, given_repeat):
 def start(pair, options, outdir, design, plan, given_runs, given_repeat, command_line, columns=()):
     """A new paired A/B directory: the pair timed, the design (for auto) and the batch chosen,
     tasks and the definition."""
-    from analysis.ab import choices, pilot
+    from analysis.ab import pilot
 
     outdir = Path(outdir)
     if (outdir / MANIFEST).exists():
@@ -226,15 +226,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     runner.build_programs()
     rundefinition = pair["rundefinitions"][0]
     if design == designs.AUTO:
-        threshold = plan.threshold
-        remembered = choices.key(rundefinition, options, threshold)
-        stale = choices.stale(remembered)
-        choice = pilot.choose(rundefinition, options, columns, threshold, choices.recall(remembered))
-        if choice.check is not None and not choice.recorded:
-            where = choices.remember(remembered, choice.design, choice.why, choice.check.to_dict())
-            again = f"{stale}; " if stale else ""
-            choice = pilot.Choice(choice.design, choice.alone, choice.check,
-                                  f"{choice.why}; {again}kept in {where} for this pair's later runs here")
+        choice = pilot.choose(rundefinition, options, columns, plan.threshold)
     else:
         choice = _given(design, rundefinition, options, plan)
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)

@@ -1,10 +1,9 @@
 """
-Before the first invocation of `timekit ab 'A' 'B'`: the pair timed outside BenchExec, and the
-design auto chooses from it. First the pair back to back, as the user runs it: its time (the
-batch is sized from it), how busy each side keeps a core and how many cores it uses (threads).
-Then, for commands that keep one core busy, rounds on one core with half of the couples
-interleaved (analysis.ab.colocation) until interleaving is shown harmless, or cannot
-be in the pilot's time; auto interleaves only where it is shown harmless, else runs blocks.
+Before the first invocation of `timekit ab 'A' 'B'`: the pair timed outside BenchExec, back to
+back, as the user runs it: its time (the batch is sized from it), how busy each side keeps a core
+and how many cores it uses (threads); from it auto's design. For a co-located design asked for
+by name, rounds on one core with half of the couples interleaved (analysis.ab.colocation) until
+it is shown harmless, or cannot be in the pilot's time; one it flags runs as blocks.
 """
 
 import math
@@ -150,11 +149,10 @@ class Choice:
     alone: Alone
     check: colocation.Check = None
     why: str = ""
-    recorded: str = ""   # the date of the earlier pilot whose choice this is ("": piloted now)
 
 
 def checked(choice, rundefinition, options, threshold):
-    """A co-located design asked for by name, piloted as auto's is: where the pilot flags it (it
+    """A co-located design asked for by name, piloted: where the pilot flags it (it
     changes what a side costs), blocks runs instead, and the first line says why; a pilot that
     only could not show it harmless keeps it, and its pairs count once the sentinel shows it."""
     check = colocation_pilot(rundefinition, options, choice.alone, threshold, choice.design)
@@ -164,12 +162,13 @@ def checked(choice, rundefinition, options, threshold):
                                                   f"{colocation.reason(check)}; blocks runs instead"))
 
 
-def choose(rundefinition, options, columns, threshold, recorded=None):
-    """auto's Choice: interleaved where both commands keep one core busy and a co-location pilot
-    shows that interleaving leaves what each costs as it is alone; else blocks. `recorded`: an
-    earlier pilot's choice for this pair here (analysis.ab.choices), taken again."""
+def choose(rundefinition, options, columns, threshold):
+    """auto's Choice: blocks, back to back as the commands run alone (on as many cores as a command
+    that runs threads uses). No co-location pilot: on the project's VMs it cost 2-4.5 s of every
+    fresh pair and chose blocks in 65 of 66 (docs/designs.md, "Why auto runs blocks"); a
+    co-located design asked for by name is piloted and watched (checked, analysis.ab.sentinel)."""
     alone = time_alone(rundefinition, options)
-    pin = "; --design blocks or --design interleaved pins it"
+    pin = "; --design interleaved pilots a co-located design"
     if any(c in ("walltime", "exec-walltime") for c in columns or ()):
         return Choice("blocks", alone, why="wall time is asked for, which only back-to-back pairs compare")
     if not math.isfinite(alone.cpu_share):
@@ -179,26 +178,5 @@ def choose(rundefinition, options, columns, threshold, recorded=None):
                                             f"back to back on {alone.cores_used} cores, as it runs alone"))
     if alone.cpu_share < BUSY:
         return Choice("blocks", alone, why=(f"a command waits (CPU time {alone.cpu_share:.0%} of wall time alone), "
-                                            f"so its wall time counts too{pin}"))
-    if recorded:
-        return Choice(recorded["design"], alone, colocation.Check.from_dict(recorded["check"]),
-                      f"as a pilot chose for this pair here on {recorded['date']}: {recorded['why']}; delete its "
-                      "entry in results/designs.json to pilot it again",
-                      recorded["date"])
-    check = colocation_pilot(rundefinition, options, alone, threshold)
-    if not check.judged:
-        return Choice("blocks", alone, check, "the co-location pilot could not be timed")
-    if check.flagged:
-        return Choice("blocks", alone, check, colocation.reason(check) + pin)
-    if not check.shown_harmless(threshold):
-        return Choice("blocks", alone, check, (
-            f"a pilot of {check.bias.units} rounds could not show that interleaving leaves each side's cost as it is "
-            f"alone (base {check.base.ratio:.3f}x, new {check.new.ratio:.3f}x; their ratio moved by "
-            f"{100 * (check.bias.ratio - 1):+.1f} %, 99 % CI {100 * (check.bias.low - 1):+.1f} … "
-            f"{100 * (check.bias.high - 1):+.1f} %, against ±{100 * threshold:g} %){pin}"))
-    return Choice("interleaved", alone, check, (
-        f"both commands keep one core busy, and in a pilot of {check.bias.units} rounds interleaving left each "
-        f"side's cost as it is alone within ±{100 * colocation.SIDE_LIMIT / 2:g} % (base {check.base.ratio:.3f}x, new "
-        f"{check.new.ratio:.3f}x) and moved their ratio by {100 * (check.bias.ratio - 1):+.1f} % (CI "
-        f"{100 * (check.bias.low - 1):+.1f} … {100 * (check.bias.high - 1):+.1f} %, 99 %); its pairs give the verdict once a "
-        f"sentinel of back-to-back pairs in every invocation shows it harmless{pin}"))
+                                            "so its wall time counts too"))
+    return Choice("blocks", alone, why=f"both commands keep one core busy: back to back, as they run alone{pin}")

@@ -71,11 +71,10 @@ def add_parser(commands):
                         help=f"time for all invocations while deciding, e.g. 5m (default {DEFAULT_BUDGET / 60:g}m); an "
                         "answer still open then is 'undecided', exit 3")
     parser.add_argument("--design", choices=("auto", *designs.names()), default="auto",
-                        help="auto (default): interleaved for shell commands that keep their core busy (CPU time at least "
-                        "80 %% of wall time in a pilot pair) unless --column walltime is asked, else blocks; blocks: every "
-                        "invocation runs both, pair by pair back to back in a seeded order, compared inside it (CPU and "
-                        "wall time); interleaved: both at once on one core, handed to each in turn every 1-2 ms (CPU "
-                        "time only; the steadiest on a shared host); duet: both at once on two cores; separate: an "
+                        help="auto (default): blocks, on as many cores as a command uses alone; blocks: every "
+                        "invocation runs both, pair by pair back to back in a seeded order, compared inside it; "
+                        "interleaved: both at once on one core, handed to each in turn every 1-2 ms (CPU time only), "
+                        "after a pilot and watched by a sentinel; duet: both at once on two cores; separate: an "
                         "invocation per side. Two benchmark definitions: blocks (auto) or separate. docs/designs.md says "
                         "which to choose")
     parser.add_argument("--duet", dest="design", action="store_const", const="duet", help="the same as --design duet")
@@ -84,7 +83,9 @@ def add_parser(commands):
     parser.add_argument("--output", type=Path, help="directory (default: " + paths.DEFAULT_HELP.format("ab/DATE").replace("%", "%%") + ")")
     parser.add_argument("--resume", action="store_true", help="continue the A/B run in --output (default: the latest)")
     parser.add_argument("--no-container", action="store_true", help="run without BenchExec's container")
-    parser.add_argument("--column", action="append", dest="columns", help="column to compare (default: cputime and walltime)")
+    parser.add_argument("--column", action="append", dest="columns",
+                        help="column to compare, repeatable (default: CPU time where both commands keep one core busy, "
+                        "wall time where one mostly waits, else both)")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05, or 5%%)")
     parser.add_argument("--threshold", type=probability, default=0.02,
                         help="smallest relative change that counts (default 0.02, or 2%%)")

@@ -174,8 +174,8 @@ def start_pair(pair, directory, record, run_options, options, design, note, out)
     chosen = f" ({run.design_why})" if run.design_why else ""
     if run.design_why.startswith("auto:") and not options.verbose:   # the reason is in the JSON and --verbose
         chosen = " (auto; --verbose says why)"
-    if run.only_column and not options.columns:
-        note += f"; {run.only_column_why()}"
+    alone = "" if options.columns else run.only_column_why()
+    note += f"; {alone}" if alone else ""
     print(f"A/B: {pair['base']} against {pair['new']}, design {run.design}{chosen}: {run.reruns} invocations of {b.runs} run(s) "
           f"x {b.pairs_per_run} pair(s); results in {directory}{note}", file=out, flush=True)
     return run

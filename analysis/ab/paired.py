@@ -130,7 +130,10 @@ class PairedRun(AbRecord):
         return None   # also where not timed (nan)
 
     def only_column_why(self):
-        """The first line's note on the column compared alone ("" for both)."""
+        """The first line's note on the column compared alone ("" for both, and under a design that
+        compares one column whatever the commands do: interleaved's wall time holds the other's turns)."""
+        if len(designs.get(self.design).columns) < 2:
+            return ""
         both = "--column cputime --column walltime compares both"
         if self.only_column == "exec-walltime":
             return f"wall time only: a command waits (CPU time {self.cpu_share:.0%} of its wall time alone); {both}"

@@ -259,6 +259,8 @@ def test_a_pair_is_told_by_the_one_column_its_pilot_names_unless_columns_are_ask
     assert run(0.97, cores=2).only_column is None   # threads: wall time is what they save
     assert "CPU time only: both commands keep one core busy (CPU time at least 97%" in run(0.97).only_column_why()
     assert run(0.5).only_column_why() == ""
+    interleaved = paired.PairedRun("interleaved", [], {}, {}, seed=0, reruns=3, cpu_share=0.97, cores=1)
+    assert interleaved.only_column_why() == ""   # it compares CPU time whatever the commands do: no choice to name
     assert paired.columns_of(None, "blocks", run(0.97).only_column) == ("exec-cputime",)
     assert paired.columns_of(None, "blocks", run(0.05).only_column) == ("exec-walltime",)
     assert paired.columns_of(["walltime", "cputime"], "blocks", run(0.97).only_column) == ("exec-walltime", "exec-cputime")

@@ -229,7 +229,7 @@ def start(pair, options, outdir, design, plan, given_runs, given_repeat, command
     runner.build_programs()
     rundefinition = pair["rundefinitions"][0]
     if design == designs.AUTO:
-        choice = pilot.choose(rundefinition, options, columns, plan.threshold)
+        choice = pilot.choose(rundefinition, options, columns)
     else:
         choice = _given(design, rundefinition, options, plan)
     batch = choose_batch(choice.alone.seconds, options, given_runs, given_repeat)

@@ -29,6 +29,7 @@ WAITS = 0.2            # under this share it mostly waits: wall time alone is co
 THREADS = 1.1          # a side whose CPU time is above this share of its wall time runs threads
 SOLO = 0.9             # both sides' CPU time at least this share of their wall time, and no threads: each keeps
                        # one core busy, and its wall time is its CPU time plus what the machine adds
+                       # (PairedRun.only_column: CPU time alone is compared)
 ROUND_SECONDS = 0.25   # pairs per pilot round: about this long, at least ROUND_PAIRS
 ROUND_PAIRS = 4        # two couples: one interleaved, one back to back (--sentinel 2)
 MIN_ROUNDS, MAX_ROUNDS = 4, 12
@@ -46,11 +47,6 @@ class Alone:
     @property
     def threaded(self):
         return math.isfinite(self.cores) and self.cores > THREADS
-
-    @property
-    def solo(self):
-        """Both sides keep one core busy alone: CPU time and wall time are two readings of one cost."""
-        return math.isfinite(self.cpu_share) and self.cpu_share >= SOLO and not self.threaded
 
     @property
     def cores_used(self):
@@ -162,7 +158,7 @@ def checked(choice, rundefinition, options, threshold):
                                                   f"{colocation.reason(check)}; blocks runs instead"))
 
 
-def choose(rundefinition, options, columns, threshold):
+def choose(rundefinition, options, columns):
     """auto's Choice: blocks, back to back as the commands run alone (on as many cores as a command
     that runs threads uses). No co-location pilot: on the project's VMs it cost 2-4.5 s of every
     fresh pair and chose blocks in 65 of 66 (docs/designs.md, "Why auto runs blocks"); a

@@ -139,11 +139,11 @@ def test_the_pilot_tells_commands_that_wait_or_run_threads_from_those_that_keep_
     assert busy.cpu_share > pilot.BUSY > waits.cpu_share and not busy.threaded, (busy, waits)
     assert 0.08 < waits.seconds < 1                                              # a pair: both sides back to back
     assert threads.threaded and threads.cores_used == 2, threads
-    choice = pilot.choose({"base": two, "new": two, "prepare": ""}, options, (), 0.02)
+    choice = pilot.choose({"base": two, "new": two, "prepare": ""}, options, ())
     assert choice.design == "blocks" and "runs threads" in choice.why and "on 2 cores" in choice.why
-    assert pilot.choose({"base": "sleep 0.05", "new": "sleep 0.05", "prepare": ""}, options, (), 0.02).design == "blocks"
+    assert pilot.choose({"base": "sleep 0.05", "new": "sleep 0.05", "prepare": ""}, options, ()).design == "blocks"
     assert "wall time is asked" in pilot.choose({"base": f"{SPIN} 1000", "new": f"{SPIN} 1000", "prepare": ""}, options,
-                                                ("walltime",), 0.02).why
+                                                ("walltime",)).why
 
 
 @pytest.mark.timing
